@@ -1,0 +1,49 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+
+.PHONY: demo test lint install install-dev migrate run worker clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: requirements.txt | $(PY)
+	$(PIP) install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed
+	$(PIP) install -q -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+## demo: install, migrate SQLite, load the demo, fill it with a simulated crowd, serve it
+demo: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py demo
+
+## test: install the dev requirements and run the test suite
+test: install-dev
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+## lint: ruff (lint and format) and mypy
+lint: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy annotation modelhub evalsite
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+run: migrate
+	$(PY) manage.py runserver
+
+## worker: a Celery worker for both queues (needs CELERY_BROKER_URL)
+worker: install
+	$(VENV)/bin/celery -A evalsite worker -Q default,inference --loglevel INFO
+
+clean:
+	rm -rf var .pytest_cache .ruff_cache .mypy_cache .hypothesis test-artifacts

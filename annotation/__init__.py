@@ -1,0 +1,1 @@
+"""The crowd side of evalsite: campaigns, items, workers, assignments, judgments."""

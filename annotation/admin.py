@@ -1,0 +1,49 @@
+"""The Django admin over the raw study data; the researcher dashboard comes separately."""
+
+from django.contrib import admin
+
+from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "protocol", "status", "redundancy", "budget", "created_at"]
+    list_filter = ["protocol", "status"]
+    search_fields = ["slug", "name"]
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ["key", "campaign", "created_at"]
+    list_filter = ["campaign"]
+    search_fields = ["key"]
+
+
+@admin.register(Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ["pseudonym", "provider", "external_id", "created_at"]
+    list_filter = ["provider"]
+    search_fields = ["pseudonym", "external_id"]
+    readonly_fields = ["pseudonym"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["pk", "campaign", "worker", "status", "accepted_at", "submitted_at"]
+    list_filter = ["status", "campaign"]
+    search_fields = ["provider_assignment_id", "worker__pseudonym"]
+    raw_id_fields = ["worker"]
+
+
+@admin.register(Lease)
+class LeaseAdmin(admin.ModelAdmin):
+    list_display = ["item", "worker", "created_at", "expires_at"]
+    raw_id_fields = ["item", "worker", "assignment"]
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ["item", "worker", "question", "value", "time_spent_ms", "created_at"]
+    list_filter = ["question", "item__campaign"]
+    search_fields = ["worker__pseudonym", "item__key"]
+    raw_id_fields = ["item", "worker", "assignment"]

@@ -1,0 +1,40 @@
+"""Errors that services raise on bad input or a forbidden action; views map them to 4xx."""
+
+from collections.abc import Mapping
+
+
+class AnnotationError(Exception):
+    """A request that cannot be carried out; ``message`` is shown to the person as it is."""
+
+    status_code = 400
+
+    def __init__(self, message: str, *, fields: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields: dict[str, str] = dict(fields or {})
+
+
+class InvalidAnswer(AnnotationError):
+    """The answers do not fit the protocol's questions (missing, out of range, wrong type)."""
+
+
+class InvalidParameters(AnnotationError):
+    """Campaign parameters or an item payload that the protocol refuses."""
+
+
+class NotAllowed(AnnotationError):
+    """The person may not do this (another worker's assignment, a preview, a closed campaign)."""
+
+    status_code = 403
+
+
+class NotFound(AnnotationError):
+    """The campaign or item does not exist (or not in this campaign)."""
+
+    status_code = 404
+
+
+class Conflict(AnnotationError):
+    """The state has moved on (item already answered differently, item given to others)."""
+
+    status_code = 409

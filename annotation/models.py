@@ -1,0 +1,231 @@
+"""Study data model: a Campaign has Items; Workers take Assignments and leave Judgments.
+
+Models hold fields, constraints and small properties; the logic lives in services.py and
+allocation.py. The database constraints are what make a duplicate judgment impossible.
+"""
+
+import secrets
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+def protocol_choices() -> list[tuple[str, str]]:
+    """List the registered protocols (a callable, so adding one needs no migration)."""
+    from annotation.protocols import registry
+
+    return [(p.name, p.title) for p in registry.all()]
+
+
+def pseudonym_new() -> str:
+    """Return a fresh random pseudonym; it is stored, so it stays stable for ever."""
+    return "W" + secrets.token_hex(6).upper()
+
+
+class Campaign(models.Model):
+    """One study: a protocol with its parameters, run on a pool of items."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        LIVE = "live", "Live"
+        PAUSED = "paused", "Paused"
+        FINISHED = "finished", "Finished"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    protocol = models.CharField(max_length=32, choices=protocol_choices)
+    parameters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    redundancy = models.PositiveSmallIntegerField(
+        default=1, help_text="How many different workers judge each item."
+    )
+    items_per_assignment = models.PositiveSmallIntegerField(
+        default=10, help_text="Items in one assignment (one HIT / one paid unit of work)."
+    )
+    lease_seconds = models.PositiveIntegerField(
+        default=15 * 60, help_text="How long a worker holds an item before it returns to the pool."
+    )
+    reward = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("0.00"),
+        help_text="Pay per assignment, in the provider's currency.",
+    )
+    budget = models.DecimalField(max_digits=10, decimal_places=2, default=Decimal("0.00"))
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="campaigns",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(redundancy__gte=1), name="campaign_redundancy_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(items_per_assignment__gte=1), name="campaign_items_per_assignment_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(lease_seconds__gte=10), name="campaign_lease_gte_10s"
+            ),
+            models.CheckConstraint(condition=Q(budget__gte=0), name="campaign_budget_gte_0"),
+            models.CheckConstraint(condition=Q(reward__gte=0), name="campaign_reward_gte_0"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == self.Status.LIVE
+
+
+class Item(models.Model):
+    """One unit to judge (a context and a response, a dialogue, a pair...); payload per protocol."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    key = models.CharField(max_length=200, help_text="Stable identifier within the campaign.")
+    payload = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "key"], name="item_unique_key_per_campaign")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}:{self.key}"
+
+
+class Worker(models.Model):
+    """A person (or a simulated worker) as a crowd provider identifies them."""
+
+    class Provider(models.TextChoices):
+        LOCAL = "local", "Local"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        PROLIFIC = "prolific", "Prolific"
+        SIMULATED = "simulated", "Simulated"
+
+    provider = models.CharField(max_length=16, choices=Provider.choices)
+    external_id = models.CharField(max_length=128)
+    pseudonym = models.CharField(
+        max_length=16,
+        unique=True,
+        default=pseudonym_new,
+        editable=False,
+        help_text="The only identity that appears in exports.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "external_id"], name="worker_unique_per_provider"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.pseudonym
+
+
+class Assignment(models.Model):
+    """One worker's paid unit of work in a campaign (an MTurk assignment, a Prolific submission)."""
+
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "Accepted"
+        SUBMITTED = "submitted", "Submitted"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        RETURNED = "returned", "Returned"
+        ABANDONED = "abandoned", "Abandoned"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
+    provider_assignment_id = models.CharField(max_length=128, blank=True)
+    provider_hit_id = models.CharField(max_length=128, blank=True)
+    submit_to = models.URLField(blank=True, help_text="MTurk's turkSubmitTo host.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACCEPTED)
+    items_target = models.PositiveSmallIntegerField()
+    completion_code = models.CharField(max_length=32, blank=True)
+    accepted_at = models.DateTimeField(auto_now_add=True)
+    last_activity_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_feedback = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-accepted_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "worker"],
+                condition=Q(status="accepted"),
+                name="assignment_one_open_per_worker",
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "provider_assignment_id"],
+                condition=~Q(provider_assignment_id=""),
+                name="assignment_unique_provider_id",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "last_activity_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}/{self.worker_id}/{self.pk}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == self.Status.ACCEPTED
+
+
+class Lease(models.Model):
+    """An item shown to a worker and reserved for them until ``expires_at``."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="leases")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="leases")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="leases")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "worker"], name="lease_unique_item_worker")
+        ]
+        indexes = [models.Index(fields=["item", "expires_at"])]
+
+    def __str__(self) -> str:
+        return f"lease {self.item_id} → {self.worker_id}"
+
+
+class Judgment(models.Model):
+    """One worker's answer to one question about one item."""
+
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="judgments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="judgments")
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgments")
+    question = models.CharField(max_length=64)
+    value = models.JSONField()
+    time_spent_ms = models.PositiveIntegerField(
+        help_text="From the item being shown to the answer arriving, measured by the server."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "worker", "question"], name="judgment_unique_item_worker_question"
+            )
+        ]
+        indexes = [models.Index(fields=["assignment"])]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}/{self.worker_id}/{self.question}={self.value!r}"

@@ -1,0 +1,29 @@
+"""The protocol registry: adding a protocol is one module and one line here."""
+
+from annotation.protocols.base import Protocol, Question, Report
+from annotation.protocols.likert import LikertProtocol
+
+
+class Registry:
+    """Protocols by name."""
+
+    def __init__(self, *protocols: Protocol) -> None:
+        self._by_name = {p.name: p for p in protocols}
+
+    def get(self, name: str) -> Protocol:
+        """Return the protocol called ``name``; raise KeyError naming the known ones."""
+        try:
+            return self._by_name[name]
+        except KeyError:
+            known = ", ".join(sorted(self._by_name))
+            raise KeyError(f"unknown protocol {name!r}; known protocols: {known}") from None
+
+    def all(self) -> list[Protocol]:
+        return list(self._by_name.values())
+
+
+registry = Registry(
+    LikertProtocol(),
+)
+
+__all__ = ["Protocol", "Question", "Report", "registry"]

@@ -1,0 +1,331 @@
+"""Likert ratings of single model responses (PROTOCOLS.md §2; Rashkin et al. 2019).
+
+A worker sees a dialogue context and one model response and rates empathy, relevance and
+fluency on 1–5. The report gives mean ± SEM and n per model and aspect, marks the reference
+model and highlights models more than ``highlight_sem`` SEMs above it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annotation import reports
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.protocols.base import Protocol, Question, Reliability, Report
+
+# The published wording (Rashkin et al. 2019, §5.2 and the crowdsourcing appendix).
+ASPECTS: list[dict[str, str]] = [
+    {
+        "key": "empathy",
+        "name": "Empathy/Sympathy",
+        "question": "Did the responses show understanding of the feelings of the person "
+        "talking about their experience?",
+    },
+    {
+        "key": "relevance",
+        "name": "Relevance",
+        "question": "Did the responses seem appropriate to the conversation? Were they on-topic?",
+    },
+    {
+        "key": "fluency",
+        "name": "Fluency",
+        "question": "Could you understand the responses? Did the language seem accurate?",
+    },
+]
+SCALE: dict[str, Any] = {
+    "min": 1,
+    "max": 5,
+    "anchors": {"1": "not at all", "3": "somewhat", "5": "very much"},
+}
+# Standard deviation of a simulated worker's rating around the item's true score.
+_SIM_NOISE = {"good": 0.5, "noisy": 1.3}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class LikertProtocol(Protocol):
+    """Rate one response on several 1–5 scales."""
+
+    name = "likert"
+    title = "Likert ratings (empathy, relevance, fluency)"
+    template_name = "annotation/protocols/likert.html"
+
+    def default_parameters(self) -> dict[str, Any]:
+        return {
+            "aspects": [dict(a) for a in ASPECTS],
+            "scale": {**SCALE, "anchors": dict(SCALE["anchors"])},
+            "min_ratings_per_model": 100,
+            "reference_model": "",
+            "highlight_sem": 2.0,
+        }
+
+    def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(parameters, Mapping):
+            raise InvalidParameters("Parameters must be a JSON object.")
+        cleaned = self.default_parameters()
+        unknown = sorted(set(parameters) - set(cleaned))
+        if unknown:
+            raise InvalidParameters(
+                f"Unknown Likert parameter(s): {', '.join(unknown)}. "
+                f"Known: {', '.join(sorted(cleaned))}."
+            )
+        cleaned.update(parameters)
+        errors: dict[str, str] = {}
+
+        aspects = cleaned["aspects"]
+        if not isinstance(aspects, list) or not aspects:
+            errors["aspects"] = "Give at least one aspect."
+        else:
+            keys = []
+            for i, aspect in enumerate(aspects):
+                ok = isinstance(aspect, Mapping) and all(
+                    isinstance(aspect.get(f), str) and aspect.get(f).strip()
+                    for f in ("key", "name", "question")
+                )
+                if not ok or not str(aspect["key"]).isidentifier():
+                    errors["aspects"] = (
+                        f"Aspect {i + 1} needs non-empty 'key' (letters, digits, _), "
+                        "'name' and 'question'."
+                    )
+                    break
+                keys.append(aspect["key"])
+            if "aspects" not in errors and len(set(keys)) != len(keys):
+                errors["aspects"] = "Aspect keys must be unique."
+
+        scale = cleaned["scale"]
+        if not (
+            isinstance(scale, Mapping)
+            and _is_int(scale.get("min"))
+            and _is_int(scale.get("max"))
+            and scale["min"] < scale["max"]
+            and scale["max"] - scale["min"] <= 20
+            and isinstance(scale.get("anchors", {}), Mapping)
+        ):
+            errors["scale"] = "The scale needs integer 'min' < 'max' (at most 21 points)."
+        elif any(
+            not (str(k).lstrip("-").isdigit() and scale["min"] <= int(k) <= scale["max"])
+            for k in scale.get("anchors", {})
+        ):
+            errors["scale"] = "Scale anchors must be points of the scale."
+
+        n_min = cleaned["min_ratings_per_model"]
+        if not _is_int(n_min) or n_min < 1:
+            errors["min_ratings_per_model"] = "Must be a positive integer."
+        if not isinstance(cleaned["reference_model"], str):
+            errors["reference_model"] = "Must be a model name (or empty)."
+        k = cleaned["highlight_sem"]
+        if isinstance(k, bool) or not isinstance(k, int | float) or not 0 < k <= 10:
+            errors["highlight_sem"] = "Must be a number of SEMs between 0 and 10."
+        if errors:
+            raise InvalidParameters("Invalid Likert parameters.", fields=errors)
+        return cleaned
+
+    def clean_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(payload, Mapping):
+            raise InvalidParameters("An item must be a JSON object.")
+        context = payload.get("context")
+        if (
+            not isinstance(context, list)
+            or not context
+            or not all(isinstance(t, str) and t.strip() for t in context)
+        ):
+            raise InvalidParameters("'context' must be a non-empty list of utterances.")
+        for f in ("response", "model"):
+            if not isinstance(payload.get(f), str) or not payload[f].strip():
+                raise InvalidParameters(f"'{f}' must be a non-empty string.")
+        example = payload.get("example", "")
+        if not isinstance(example, str):
+            raise InvalidParameters("'example' must be a string.")
+        return {
+            "context": [t.strip() for t in context],
+            "response": payload["response"].strip(),
+            "model": payload["model"].strip(),
+            "example": example,
+        }
+
+    def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
+        scale = parameters["scale"]
+        anchors = scale.get("anchors", {})
+        choices = tuple(
+            (str(v), f"{v} – {anchors[str(v)]}" if str(v) in anchors else str(v))
+            for v in range(scale["min"], scale["max"] + 1)
+        )
+        return [
+            Question(key=a["key"], text=a["question"], choices=choices, help=a["name"])
+            for a in parameters["aspects"]
+        ]
+
+    def clean_answers(
+        self, parameters: Mapping[str, Any], answers: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        scale = parameters["scale"]
+        keys = [a["key"] for a in parameters["aspects"]]
+        errors: dict[str, str] = {}
+        cleaned: dict[str, int] = {}
+        for key in keys:
+            raw = answers.get(key)
+            if raw is None or raw == "":
+                errors[key] = "Please choose a rating."
+                continue
+            value: int | None = None
+            if _is_int(raw):
+                value = raw
+            elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+                value = int(raw.strip())
+            if value is None:
+                errors[key] = f"The rating must be a whole number, not {str(raw)[:20]!r}."
+            elif not scale["min"] <= value <= scale["max"]:
+                errors[key] = f"The rating must be between {scale['min']} and {scale['max']}."
+            else:
+                cleaned[key] = value
+        for extra in sorted(set(answers) - set(keys)):
+            errors[str(extra)[:64]] = "This study asks no such question."
+        if errors:
+            raise InvalidAnswer("Some answers are missing or not valid.", fields=errors)
+        return cleaned
+
+    def report(
+        self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
+    ) -> Report:
+        report = Report(title="Likert ratings: mean ± SEM per model and aspect")
+        aspects = {a["key"]: a["name"] for a in parameters["aspects"]}
+        models = items.assign(model=items["payload"].map(lambda p: p["model"]))[["item", "model"]]
+        data = judgments[judgments["question"].isin(list(aspects))].merge(models, on="item")
+        data = data.assign(value=data["value"].astype(float))
+        scores = likert_scores(
+            data,
+            reference=parameters["reference_model"],
+            highlight_sem=float(parameters["highlight_sem"]),
+        )
+        order = {key: i for i, key in enumerate(aspects)}
+        scores = scores.sort_values(
+            ["aspect", "model"],
+            key=lambda c: c.map(order) if c.name == "aspect" else c,
+            ignore_index=True,
+        )
+        scores["aspect"] = scores["aspect"].map(aspects)
+        n_min = int(parameters["min_ratings_per_model"])
+        report.tables["scores"] = scores
+        report.tables["summary"] = likert_summary(scores)
+        report.tables["agreement"] = reports.agreement_table(
+            data.rename(columns={"question": "group"}), level="ordinal", names=aspects
+        )
+        per_model = data.groupby("model")["item"].nunique()
+        ratings = data.drop_duplicates(["item", "rater"]).groupby("model").size()
+        few = sorted(m for m, n in ratings.items() if n < n_min)
+        if few:
+            report.notes.append(
+                f"Fewer than {n_min} ratings (the protocol's minimum) for: {', '.join(few)}."
+            )
+        if parameters["reference_model"] and parameters["reference_model"] not in per_model:
+            report.notes.append(
+                f"The reference model {parameters['reference_model']!r} has no ratings."
+            )
+        report.notes.append(
+            f"Highlighted (*): mean more than {parameters['highlight_sem']} of its own SEMs "
+            "above the reference model's mean on the same aspect."
+        )
+        if not scores.empty:
+            report.figures["likert"] = reports.bar_figure(
+                scores,
+                group="aspect",
+                bar="model",
+                value="mean",
+                error="sem",
+                ylabel="mean rating ± SEM",
+                ylim=(parameters["scale"]["min"], parameters["scale"]["max"]),
+                marked=parameters["reference_model"],
+            )
+        return report
+
+    def simulate_answers(
+        self,
+        parameters: Mapping[str, Any],
+        payload: Mapping[str, Any],
+        truth: Mapping[str, Any] | None,
+        reliability: Reliability,
+        rng: random.Random,
+    ) -> dict[str, str]:
+        lo, hi = parameters["scale"]["min"], parameters["scale"]["max"]
+        answers = {}
+        for aspect in parameters["aspects"]:
+            key = aspect["key"]
+            if reliability == "spammer":
+                value = rng.randint(lo, hi)
+            else:
+                centre = float((truth or {}).get(key, (lo + hi) / 2))
+                value = round(rng.gauss(centre, _SIM_NOISE[reliability]))
+            answers[key] = str(min(hi, max(lo, value)))
+        return answers
+
+
+def likert_scores(data: pd.DataFrame, *, reference: str, highlight_sem: float) -> pd.DataFrame:
+    """Return mean, SEM and n per (model, question) from ratings with ``model``, ``value``.
+
+    The SEM is the sample standard deviation (ddof=1) over the square root of n; it is NaN
+    for n = 1, where it is undefined. A model is highlighted when its mean exceeds the
+    reference model's mean on the same question by more than ``highlight_sem`` of its SEMs.
+    """
+    columns = ["model", "aspect", "n", "mean", "sd", "sem", "reference", "highlighted"]
+    if data.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = data.groupby(["model", "question"])["value"]
+    scores = grouped.agg(n="count", mean="mean", sd="std").reset_index()
+    scores = scores.rename(columns={"question": "aspect"})
+    scores["sem"] = scores["sd"] / np.sqrt(scores["n"])
+    scores["reference"] = scores["model"] == reference
+    ref_mean = scores[scores["reference"]].set_index("aspect")["mean"]
+    above = scores["mean"] - scores["aspect"].map(ref_mean) > highlight_sem * scores["sem"]
+    scores["highlighted"] = above.fillna(False).astype(bool) & ~scores["reference"]
+    return scores[columns].sort_values(["aspect", "model"], ignore_index=True)
+
+
+def likert_summary(scores: pd.DataFrame) -> pd.DataFrame:
+    """Pivot scores to one row per model: "mean ± SEM (n)" per aspect, marks as in the paper."""
+
+    def cell(row: pd.Series) -> str:
+        sem = "n/a" if math.isnan(row["sem"]) else f"{row['sem']:.2f}"
+        mark = "*" if row["highlighted"] else ""
+        return f"{row['mean']:.2f} ± {sem} (n={row['n']}){mark}"
+
+    if scores.empty:
+        return pd.DataFrame()
+    table = scores.assign(cell=scores.apply(cell, axis=1)).pivot(
+        index="model", columns="aspect", values="cell"
+    )[list(dict.fromkeys(scores["aspect"]))]
+    table.columns.name = None
+    reference = set(scores.loc[scores["reference"], "model"])
+    table.index = [f"{m} (reference)" if m in reference else m for m in table.index]
+    table.index.name = "model"
+    return table.reset_index()
+
+
+def likert_items(
+    examples: Sequence[tuple[str, Sequence[str]]], responses: Mapping[str, Sequence[str]]
+) -> list[tuple[str, dict[str, Any]]]:
+    """Return one (key, payload) item per example and model.
+
+    ``examples`` are (example id, context turns); ``responses`` maps a model name to its
+    responses, one per example in the same order.
+    """
+    items = []
+    for model, replies in responses.items():
+        if len(replies) != len(examples):
+            raise ValueError(f"{model}: {len(replies)} responses for {len(examples)} examples")
+        for (example, context), reply in zip(examples, replies, strict=True):
+            payload = {
+                "context": list(context),
+                "response": reply,
+                "model": model,
+                "example": example,
+            }
+            items.append((f"{example}/{model}", payload))
+    return items

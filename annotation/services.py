@@ -1,0 +1,421 @@
+"""Writes of the crowd side: campaigns, items, workers, assignments and judgments.
+
+Views, commands, tasks and the simulated crowd call these functions and nothing else writes
+these models. Each checks first (raising an ``AnnotationError`` with a message for the person)
+and then changes the database in one transaction.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core import signing
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.allocation import item_claims, item_next, open_items
+from annotation.exceptions import Conflict, InvalidParameters, NotAllowed, NotFound
+from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
+from annotation.protocols import registry
+from annotation.providers import Arrival
+
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_TOKEN_SALT = "annotation.assignment"
+
+# Allowed status changes: a campaign goes live, pauses, resumes, and finishes for good.
+_TRANSITIONS = {
+    Campaign.Status.DRAFT: {Campaign.Status.LIVE, Campaign.Status.FINISHED},
+    Campaign.Status.LIVE: {Campaign.Status.PAUSED, Campaign.Status.FINISHED},
+    Campaign.Status.PAUSED: {Campaign.Status.LIVE, Campaign.Status.FINISHED},
+    Campaign.Status.FINISHED: set(),
+}
+
+
+# --- campaigns and items -----------------------------------------------------------------
+
+
+def campaign_create(
+    *,
+    slug: str,
+    name: str,
+    protocol: str,
+    parameters: Mapping[str, Any] | None = None,
+    redundancy: int = 1,
+    items_per_assignment: int = 10,
+    lease_seconds: int | None = None,
+    owner: AbstractBaseUser | None = None,
+) -> Campaign:
+    """Create a draft campaign whose parameters the protocol has validated."""
+    if not _SLUG.match(slug):
+        raise InvalidParameters(
+            "The slug must be 1–64 lowercase letters, digits or '-', starting with a letter "
+            "or digit."
+        )
+    try:
+        proto = registry.get(protocol)
+    except KeyError as exc:
+        raise InvalidParameters(str(exc.args[0])) from None
+    for field, value, low in (
+        ("redundancy", redundancy, 1),
+        ("items_per_assignment", items_per_assignment, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 1000:
+            raise InvalidParameters(f"{field} must be a whole number from {low} to 1000.")
+    lease = lease_seconds or settings.EVALSITE_LEASE_SECONDS
+    if isinstance(lease, bool) or not isinstance(lease, int) or lease < 10:
+        raise InvalidParameters("lease_seconds must be a whole number of at least 10.")
+    cleaned = proto.clean_parameters(parameters or {})
+    if Campaign.objects.filter(slug=slug).exists():
+        raise Conflict(f"A campaign with the slug {slug!r} already exists.")
+    try:
+        return Campaign.objects.create(
+            slug=slug,
+            name=name or slug,
+            protocol=protocol,
+            parameters=cleaned,
+            redundancy=redundancy,
+            items_per_assignment=items_per_assignment,
+            lease_seconds=lease,
+            owner=owner,
+        )
+    except IntegrityError:
+        raise Conflict(f"A campaign with the slug {slug!r} already exists.") from None
+
+
+@transaction.atomic
+def items_add(*, campaign: Campaign, items: Iterable[tuple[str, Mapping[str, Any]]]) -> int:
+    """Add (key, payload) items after the protocol validated every one; return how many.
+
+    All or nothing: one bad item refuses the whole batch, naming it. Keys already in the
+    campaign with the same payload are skipped, so a repeated import adds nothing.
+    """
+    protocol = registry.get(campaign.protocol)
+    batch: dict[str, dict[str, Any]] = {}
+    for n, (key, payload) in enumerate(items, start=1):
+        if not isinstance(key, str) or not 0 < len(key) <= 200:
+            raise InvalidParameters(f"Item {n}: the key must be 1–200 characters.")
+        if key in batch:
+            raise InvalidParameters(f"Item {n}: the key {key!r} appears twice.")
+        try:
+            batch[key] = protocol.clean_item(payload)
+        except InvalidParameters as exc:
+            raise InvalidParameters(f"Item {n} ({key}): {exc.message}") from None
+    existing = dict(
+        Item.objects.filter(campaign=campaign, key__in=list(batch)).values_list("key", "payload")
+    )
+    changed = sorted(k for k, p in existing.items() if p != batch[k])
+    if changed:
+        raise Conflict(
+            f"{len(changed)} item key(s) already exist with other content, e.g. {changed[0]!r}."
+        )
+    new = [Item(campaign=campaign, key=k, payload=p) for k, p in batch.items() if k not in existing]
+    Item.objects.bulk_create(new, batch_size=1000)
+    return len(new)
+
+
+def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
+    """Move a campaign to ``status`` if the lifecycle allows it."""
+    current = Campaign.Status(campaign.status)
+    try:
+        target = Campaign.Status(status)
+    except ValueError:
+        raise InvalidParameters(
+            f"Unknown status {status!r}; use one of {', '.join(Campaign.Status.values)}."
+        ) from None
+    if target not in _TRANSITIONS[current]:
+        raise Conflict(f"A {current.label.lower()} campaign cannot become {target.label.lower()}.")
+    if target == Campaign.Status.LIVE and not campaign.items.exists():
+        raise Conflict("A campaign needs items before it can go live.")
+    campaign.status = target
+    campaign.save(update_fields=["status", "updated_at"])
+    return campaign
+
+
+# --- workers and assignments -------------------------------------------------------------
+
+
+def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
+    """Return the worker known to ``provider`` as ``external_id``, creating them once."""
+    if provider not in Worker.Provider.values:
+        raise InvalidParameters(f"Unknown provider {provider!r}.")
+    worker, _ = Worker.objects.get_or_create(provider=provider, external_id=external_id)
+    return worker
+
+
+def assignment_token(assignment: Assignment) -> str:
+    """Return the signed token that the worker page sends back with each answer."""
+    return signing.dumps({"a": assignment.pk}, salt=_TOKEN_SALT)
+
+
+def assignment_from_token(token: str) -> Assignment:
+    """Return the assignment a token was issued for; raise NotAllowed if it is not genuine."""
+    try:
+        pk = signing.loads(token, salt=_TOKEN_SALT)["a"]
+        return Assignment.objects.select_related("campaign", "worker").get(pk=pk)
+    except (signing.BadSignature, KeyError, TypeError, Assignment.DoesNotExist):
+        raise NotAllowed("This page's session is not valid; please reopen the task link.") from None
+
+
+def assignment_start(
+    *,
+    campaign: Campaign,
+    worker: Worker,
+    provider_assignment_id: str = "",
+    provider_hit_id: str = "",
+    submit_to: str = "",
+) -> Assignment:
+    """Return the worker's open assignment in the campaign, creating it if needed.
+
+    With a provider assignment id (MTurk), that assignment is returned if the worker owns it;
+    an open assignment under another provider id is marked returned first.
+    """
+    if not campaign.is_live:
+        raise NotAllowed("This study is not open at the moment.")
+    if provider_assignment_id:
+        known = Assignment.objects.filter(
+            campaign=campaign, provider_assignment_id=provider_assignment_id
+        ).first()
+        if known is not None:
+            if known.worker_id != worker.pk:
+                raise NotAllowed("This assignment belongs to another worker.")
+            return known
+    with transaction.atomic():
+        current = (
+            Assignment.objects.select_for_update()
+            .filter(campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED)
+            .first()
+        )
+        if current is not None:
+            if current.provider_assignment_id == provider_assignment_id:
+                return current
+            _assignment_close(current, Assignment.Status.RETURNED)
+        try:
+            with transaction.atomic():
+                return Assignment.objects.create(
+                    campaign=campaign,
+                    worker=worker,
+                    provider_assignment_id=provider_assignment_id,
+                    provider_hit_id=provider_hit_id,
+                    submit_to=submit_to,
+                    items_target=campaign.items_per_assignment,
+                )
+        except IntegrityError:
+            # A concurrent request of the same worker created it first.
+            return Assignment.objects.get(
+                campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
+            )
+
+
+def _assignment_close(assignment: Assignment, status: str, now: datetime | None = None) -> None:
+    now = now or timezone.now()
+    assignment.status = status
+    fields = ["status"]
+    if status == Assignment.Status.SUBMITTED:
+        assignment.submitted_at = now
+        assignment.completion_code = secrets.token_hex(4).upper()
+        fields += ["submitted_at", "completion_code"]
+    assignment.save(update_fields=fields)
+    Lease.objects.filter(assignment=assignment).delete()
+
+
+def assignment_complete(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
+    """Mark an open assignment submitted (idempotent) and release its leases."""
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.status == Assignment.Status.ACCEPTED:
+            if not locked.judgments.exists():
+                raise Conflict("An assignment with no answers cannot be submitted.")
+            _assignment_close(locked, Assignment.Status.SUBMITTED, now)
+    assignment.refresh_from_db()
+    return assignment
+
+
+def assignments_abandon_stale(
+    *, now: datetime | None = None, idle_seconds: int | None = None
+) -> int:
+    """Mark open assignments idle for longer than ``idle_seconds`` abandoned; return how many."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=idle_seconds or settings.EVALSITE_ABANDON_SECONDS)
+    count = 0
+    for assignment in Assignment.objects.filter(
+        status=Assignment.Status.ACCEPTED, last_activity_at__lt=cutoff
+    ):
+        with transaction.atomic():
+            locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+            if locked.status == Assignment.Status.ACCEPTED and locked.last_activity_at < cutoff:
+                _assignment_close(locked, Assignment.Status.ABANDONED, now)
+                count += 1
+    return count
+
+
+def assignment_items_done(assignment: Assignment) -> int:
+    """Count the items judged in this assignment."""
+    return assignment.judgments.values("item").distinct().count()
+
+
+# --- judgments ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """The outcome of a submission: the stored judgments and whether this call stored them."""
+
+    judgments: list[Judgment]
+    created: bool
+    assignment_done: bool
+
+
+def judgment_submit(
+    *,
+    assignment: Assignment,
+    item_id: Any,
+    answers: Mapping[str, Any],
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Validate and store one worker's answers to one item, in one transaction.
+
+    Idempotent: the same answers sent again store nothing and succeed. Different answers to an
+    item already answered are refused. The item's row lock serialises this with allocation,
+    so an item never gets more judgments than the campaign's redundancy.
+    """
+    now = now or timezone.now()
+    campaign = assignment.campaign
+    protocol = registry.get(campaign.protocol)
+    cleaned = protocol.clean_answers(protocol.clean_parameters(campaign.parameters), answers)
+    try:
+        item_pk = int(item_id)
+        if not Item.objects.filter(pk=item_pk, campaign=campaign).exists():
+            raise ValueError
+    except (TypeError, ValueError):
+        raise NotFound("This item is not part of this study.") from None
+
+    try:
+        return _judgment_store(assignment, item_pk, cleaned, now)
+    except IntegrityError:
+        # Only a concurrent identical submission can get here; it stored the rows.
+        return _judgment_store(assignment, item_pk, cleaned, now)
+
+
+@transaction.atomic
+def _judgment_store(
+    assignment: Assignment, item_pk: int, cleaned: dict[str, Any], now: datetime
+) -> SubmitResult:
+    item = Item.objects.select_for_update().get(pk=item_pk)
+    worker = assignment.worker
+    existing = list(Judgment.objects.filter(item=item, worker=worker))
+    if existing:
+        if {j.question: j.value for j in existing} != cleaned:
+            raise Conflict("You already answered this item; answers cannot be changed.")
+        done = not Assignment.objects.filter(pk=assignment.pk, status="accepted").exists()
+        return SubmitResult(judgments=existing, created=False, assignment_done=done)
+
+    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if locked.status != Assignment.Status.ACCEPTED:
+        raise NotAllowed(f"This assignment is {locked.get_status_display().lower()}.")
+    if not locked.campaign.is_live:
+        raise NotAllowed("This study is not open at the moment.")
+    lease = Lease.objects.filter(item=item, worker=worker).first()
+    if lease is None:
+        raise NotAllowed("This item was not given to you.")
+    if (
+        lease.expires_at <= now
+        and item_claims(item=item, now=now, exclude_worker=worker) >= locked.campaign.redundancy
+    ):
+        lease.delete()
+        raise Conflict(
+            "Your time for this item ran out and other workers have judged it; "
+            "please continue with the next item."
+        )
+    spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
+    judgments = Judgment.objects.bulk_create(
+        Judgment(
+            item=item,
+            worker=worker,
+            assignment=locked,
+            question=question,
+            value=value,
+            time_spent_ms=spent,
+        )
+        for question, value in cleaned.items()
+    )
+    lease.delete()
+    locked.last_activity_at = now
+    locked.save(update_fields=["last_activity_at"])
+    done = assignment_items_done(locked) >= locked.items_target
+    if done:
+        _assignment_close(locked, Assignment.Status.SUBMITTED, now)
+    assignment.refresh_from_db()
+    return SubmitResult(judgments=judgments, created=True, assignment_done=done)
+
+
+# --- a worker's visit to the task page ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Visit:
+    """What the task page shows: an item to judge, the end of an assignment, or nothing left."""
+
+    kind: str  # "item", "done" or "nothing"
+    assignment: Assignment | None = None
+    item: Item | None = None
+    position: int = 0
+
+
+def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None = None) -> Visit:
+    """Start or continue the arriving worker's assignment and lease their next item."""
+    now = now or timezone.now()
+    if arrival.preview:
+        raise NotAllowed("This is a preview: accept the HIT to start.")
+    worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
+    assignment = None
+    if arrival.assignment_id:
+        assignment = Assignment.objects.filter(
+            campaign=campaign, provider_assignment_id=arrival.assignment_id
+        ).first()
+        if assignment is not None and assignment.worker_id != worker.pk:
+            raise NotAllowed("This assignment belongs to another worker.")
+        if assignment is not None and not assignment.is_open:
+            return Visit(kind="done", assignment=assignment)
+    else:
+        assignment = Assignment.objects.filter(
+            campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
+        ).first()
+    if assignment is None:
+        if not campaign.is_live:
+            raise NotAllowed("This study is not open at the moment.")
+        has_live_lease = Lease.objects.filter(
+            worker=worker, item__campaign=campaign, expires_at__gt=now
+        ).exists()
+        if (
+            not has_live_lease
+            and not open_items(campaign=campaign, worker=worker, now=now).exists()
+        ):
+            return Visit(kind="nothing")
+        assignment = assignment_start(
+            campaign=campaign,
+            worker=worker,
+            provider_assignment_id=arrival.assignment_id,
+            provider_hit_id=arrival.hit_id,
+            submit_to=arrival.submit_to,
+        )
+    if not campaign.is_live:
+        raise NotAllowed("This study is paused or closed; your answers so far are saved.")
+    item = item_next(assignment=assignment, now=now)
+    if item is None:
+        if assignment.judgments.exists():
+            return Visit(kind="done", assignment=assignment_complete(assignment=assignment))
+        _assignment_close(assignment, Assignment.Status.RETURNED, now)
+        return Visit(kind="nothing")
+    return Visit(
+        kind="item",
+        assignment=assignment,
+        item=item,
+        position=assignment_items_done(assignment) + 1,
+    )

@@ -1,0 +1,29 @@
+"""The Celery app: JSON only, late acks, one task at a time, time limits, an inference queue."""
+
+import os
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+
+app = Celery("evalsite")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.update(
+    task_serializer="json",
+    result_serializer="json",
+    accept_content=["json"],
+    # A task is acknowledged only after it ran, so a crashed worker's task is redelivered;
+    # tasks are idempotent for that reason.
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    task_soft_time_limit=300,
+    task_time_limit=360,
+    task_default_queue="default",
+    task_queues=(Queue("default"), Queue("inference")),
+    # Model calls go to GPU workers: `celery -A evalsite worker -Q inference`.
+    task_routes={"modelhub.tasks.*": {"queue": "inference"}},
+    broker_connection_retry_on_startup=True,
+)
+app.autodiscover_tasks()

@@ -1,0 +1,1 @@
+"""The model side of evalsite: registered models, their backends and stored generations."""

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ModelhubConfig(AppConfig):
+    name = "modelhub"
+    verbose_name = "Model hub"

@@ -109,8 +109,11 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
+WHITENOISE_USE_FINDERS = True
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "static"
+# Static files are served by WhiteNoise straight from the finders (few, small files); set
+# DJANGO_STATIC_ROOT and run collectstatic to serve them from one folder behind a proxy.
+STATIC_ROOT = env.str("DJANGO_STATIC_ROOT", default=None)
 
 # Celery: eager in-process when no broker is configured (make demo, plain pytest).
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
@@ -145,4 +148,3 @@ MTURK_SUBMIT_HOSTS = env.list(
     "MTURK_SUBMIT_HOSTS",
     default=["https://www.mturk.com", "https://workersandbox.mturk.com"],
 )
-WHITENOISE_USE_FINDERS = True

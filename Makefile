@@ -41,9 +41,9 @@ migrate: install
 run: migrate
 	$(PY) manage.py runserver
 
-## worker: a Celery worker for both queues (needs CELERY_BROKER_URL)
+## worker: a Celery worker for both queues, with the beat schedule (needs CELERY_BROKER_URL)
 worker: install
-	$(VENV)/bin/celery -A evalsite worker -Q default,inference --loglevel INFO
+	$(VENV)/bin/celery -A evalsite worker -B -Q default,inference --loglevel INFO
 
 clean:
 	rm -rf var .pytest_cache .ruff_cache .mypy_cache .hypothesis test-artifacts

@@ -25,5 +25,11 @@ app.conf.update(
     # Model calls go to GPU workers: `celery -A evalsite worker -Q inference`.
     task_routes={"modelhub.tasks.*": {"queue": "inference"}},
     broker_connection_retry_on_startup=True,
+    beat_schedule={
+        "assignments-housekeeping": {
+            "task": "annotation.tasks.assignments_housekeeping",
+            "schedule": 300.0,
+        }
+    },
 )
 app.autodiscover_tasks()

@@ -21,7 +21,7 @@ from annotation.protocols.base import Report
 def agreement_table(
     data: pd.DataFrame,
     *,
-    level: str,
+    level: agreement.Level,
     names: Mapping[str, str] | None = None,
     n_boot: int = 1000,
     seed: int = 0,

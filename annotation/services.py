@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core import signing
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -50,7 +50,7 @@ def campaign_create(
     redundancy: int = 1,
     items_per_assignment: int = 10,
     lease_seconds: int | None = None,
-    owner: AbstractBaseUser | None = None,
+    owner: User | None = None,
 ) -> Campaign:
     """Create a draft campaign whose parameters the protocol has validated."""
     if not _SLUG.match(slug):

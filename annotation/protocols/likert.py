@@ -87,7 +87,7 @@ class LikertProtocol(Protocol):
             keys = []
             for i, aspect in enumerate(aspects):
                 ok = isinstance(aspect, Mapping) and all(
-                    isinstance(aspect.get(f), str) and aspect.get(f).strip()
+                    isinstance(aspect.get(f), str) and str(aspect[f]).strip()
                     for f in ("key", "name", "question")
                 )
                 if not ok or not str(aspect["key"]).isidentifier():

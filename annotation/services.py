@@ -289,18 +289,24 @@ def judgment_submit(
     campaign = assignment.campaign
     protocol = registry.get(campaign.protocol)
     cleaned = protocol.clean_answers(protocol.clean_parameters(campaign.parameters), answers)
-    try:
-        item_pk = int(item_id)
-        if not Item.objects.filter(pk=item_pk, campaign=campaign).exists():
-            raise ValueError
-    except (TypeError, ValueError):
-        raise NotFound("This item is not part of this study.") from None
+    item_pk = _item_pk(item_id)
+    if item_pk is None or not Item.objects.filter(pk=item_pk, campaign=campaign).exists():
+        raise NotFound("This item is not part of this study.")
 
     try:
         return _judgment_store(assignment, item_pk, cleaned, now)
     except IntegrityError:
         # Only a concurrent identical submission can get here; it stored the rows.
         return _judgment_store(assignment, item_pk, cleaned, now)
+
+
+def _item_pk(value: Any) -> int | None:
+    """Return an item id sent as an integer or a string of digits; None for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value > 0 else None
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
+        return int(value.strip())
+    return None
 
 
 @transaction.atomic

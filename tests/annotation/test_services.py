@@ -98,7 +98,7 @@ def test_malformed_answers_are_refused_and_store_nothing(leased, answers, field,
     assert Lease.objects.filter(item=item).exists()  # the worker can still answer
 
 
-@pytest.mark.parametrize("item_id", [None, "abc", 10**9, "1; drop table"])
+@pytest.mark.parametrize("item_id", [None, "abc", 10**9, "1; drop table", True, 1.0, -1, "9" * 40])
 def test_unknown_item_is_refused(leased, item_id):
     assignment, _ = leased
     with pytest.raises(NotFound):

@@ -1,12 +1,37 @@
 """The Django admin over the raw study data; the researcher dashboard comes separately."""
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 
+from annotation.exceptions import InvalidParameters
 from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
+from annotation.protocols import registry
+
+
+class CampaignForm(forms.ModelForm):
+    """Campaign edits go through the protocol's parameter validation, as in the services."""
+
+    class Meta:
+        model = Campaign
+        fields = "__all__"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("protocol"):
+            try:
+                protocol = registry.get(data["protocol"])
+                data["parameters"] = protocol.clean_parameters(data.get("parameters") or {})
+            except InvalidParameters as exc:
+                details = [f"{field}: {message}" for field, message in exc.fields.items()]
+                self.add_error("parameters", [exc.message, *details])
+        return data
 
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
+    form = CampaignForm
     list_display = ["slug", "name", "protocol", "status", "redundancy", "budget", "created_at"]
     list_filter = ["protocol", "status"]
     search_fields = ["slug", "name"]

@@ -1,0 +1,52 @@
+"""The admin validates campaign parameters with the protocol."""
+
+from annotation.admin import CampaignForm
+from annotation.protocols import registry
+
+
+def test_admin_form_refuses_invalid_parameters(db):
+    form = CampaignForm(
+        data={
+            "slug": "s",
+            "name": "n",
+            "protocol": "likert",
+            "parameters": '{"highlight_sem": -1}',
+            "status": "draft",
+            "redundancy": 1,
+            "items_per_assignment": 1,
+            "lease_seconds": 60,
+            "reward": "0",
+            "budget": "0",
+        }
+    )
+    assert not form.is_valid()
+    assert "highlight_sem" in " ".join(form.errors["parameters"])
+
+
+def test_admin_form_fills_in_published_defaults(db):
+    form = CampaignForm(
+        data={
+            "slug": "s",
+            "name": "n",
+            "protocol": "likert",
+            "parameters": "{}",
+            "status": "draft",
+            "redundancy": 1,
+            "items_per_assignment": 1,
+            "lease_seconds": 60,
+            "reward": "0",
+            "budget": "0",
+        }
+    )
+    assert form.is_valid(), form.errors
+    assert form.save().parameters == registry.get("likert").default_parameters()
+
+
+def test_admin_pages_render_for_staff(admin_client, campaign):
+    for url in (
+        "/admin/annotation/campaign/",
+        f"/admin/annotation/campaign/{campaign.pk}/change/",
+        "/admin/annotation/judgment/",
+        "/admin/modelhub/modelendpoint/",
+    ):
+        assert admin_client.get(url).status_code == 200

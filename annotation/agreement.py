@@ -54,11 +54,10 @@ def _undefined(reason: str) -> float:
 
 @dataclass(frozen=True)
 class _Coded:
-    """Pairable values as integer codes: what every coefficient here is computed from."""
+    """Per-unit value counts of the pairable units: what every coefficient here comes from."""
 
-    values: np.ndarray  # sorted distinct pairable values; code k stands for values[k]
-    unit: np.ndarray  # pairable unit (0..n_units-1) of each pairable value
-    code: np.ndarray  # code of each pairable value
+    values: np.ndarray  # sorted distinct pairable values; column k counts values[k]
+    counts: np.ndarray | sparse.csr_matrix  # n_uc: pairable units x values (sparse if large)
     m: np.ndarray  # number of values in each pairable unit (m_u >= 2)
     n_items: int  # all items, pairable or not (what the bootstrap resamples)
     item_of_unit: np.ndarray  # item index (0..n_items-1) of each pairable unit
@@ -72,13 +71,10 @@ class _Coded:
         return len(self.values)
 
 
-# Each reader returns the pairable values, their unit (0..n_units-1), each unit's number of
-# values, each unit's item index and the number of items. Krippendorff: a unit with fewer than
-# two values has no pairable value and is ignored.
-_Read: TypeAlias = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]
+# Krippendorff: a unit with fewer than two values has no pairable value and is ignored.
 
 
-def _long_values(data: pd.DataFrame, level: str) -> _Read:
+def _long_values(data: pd.DataFrame, level: str) -> tuple[np.ndarray, np.ndarray, int]:
     missing = set(COLUMNS) - set(data.columns)
     if missing:
         raise ValueError(f"judgments need columns {COLUMNS}; missing {sorted(missing)}")
@@ -96,32 +92,51 @@ def _long_values(data: pd.DataFrame, level: str) -> _Read:
         # An ordered categorical (a Likert scale by name) carries its order in its codes.
         value = pd.Series(value.cat.codes.to_numpy(), index=value.index).where(value.notna())
     present = value.notna().to_numpy()
-    item, vals = items[present], value.to_numpy()[present]
-    n_items = int(items.max() + 1) if len(items) else 0
-    m = np.bincount(item, minlength=n_items)
-    pairable = m >= 2
-    keep = pairable[item]
-    unit = (np.cumsum(pairable) - 1)[item[keep]]
-    return vals[keep], unit, m[pairable], np.flatnonzero(pairable), n_items
+    return items[present], value.to_numpy()[present], int(items.max() + 1) if len(items) else 0
 
 
-def _array_values(data: Any) -> _Read:
-    arr = np.asarray(data)
-    if arr.ndim != 2:
-        raise ValueError(f"expected a raters x items array, got {arr.ndim} dimension(s)")
+def _array_values(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     n_raters, n_items = arr.shape
-    # Item-major order keeps each unit's values together, so units come from a cheap repeat.
-    flat = arr.T.ravel()
+    flat = arr.T.ravel()  # item-major: value k belongs to item k // n_raters
     present = ~np.isnan(flat) if flat.dtype.kind == "f" else ~pd.isna(flat)
-    m = n_raters - (np.isnan(arr) if arr.dtype.kind == "f" else pd.isna(arr)).sum(axis=0)
+    return np.flatnonzero(present) // n_raters, flat[present], n_items
+
+
+def _small_int_counts(arr: np.ndarray, level: str) -> _Coded | None:
+    """Count values per item straight from a numeric array of small whole numbers, or None.
+
+    Likert scales and coded labels take this path: one bincount over item * (span + 1) + value
+    with missing values in a spare column, no per-value index arrays (3x faster at 10^6).
+    """
+    if arr.dtype.kind not in "fiu" or arr.size == 0:
+        return None
+    missing = np.isnan(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, dtype=bool)
+    if missing.all():
+        return None
+    lo, hi = float(np.nanmin(arr)), float(np.nanmax(arr))
+    n_raters, n_items = arr.shape
+    if not hi - lo < _DENSE_VALUES or n_items * (hi - lo + 2) > _DENSE_CELLS:
+        return None
+    span = int(hi - lo) + 1
+    if level == "ratio" and lo < 0:
+        raise ValueError("ratio alpha needs non-negative values (a scale with an absolute 0)")
+    shifted = arr - lo
+    np.copyto(shifted, span, where=missing)
+    codes = shifted.astype(np.intp)
+    if not np.array_equal(codes, shifted):
+        return None
+    codes += np.arange(n_items) * (span + 1)
+    table = np.bincount(codes.ravel(), minlength=n_items * (span + 1)).reshape(n_items, -1)
+    m = n_raters - table[:, span]
     pairable = m >= 2
-    if not pairable.all():
-        present &= np.repeat(pairable, n_raters)
-    unit = np.repeat(np.arange(int(pairable.sum())), m[pairable])
-    return flat[present], unit, m[pairable], np.flatnonzero(pairable), n_items
+    # Values of the span that nobody used keep a zero column: they weigh nothing in any sum.
+    counts = table[:, :span] if pairable.all() else table[pairable, :span]
+    values = (np.arange(span) + lo).astype(arr.dtype)
+    return _Coded(values, counts, m[pairable], n_items, np.flatnonzero(pairable))
 
 
 def _codes(vals: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
+    """Return the sorted distinct values and each value's index among them."""
     if level != "nominal":
         try:
             vals = np.asarray(vals, dtype=float)
@@ -129,16 +144,6 @@ def _codes(vals: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(f"{level} alpha needs numeric values") from None
         if level == "ratio" and (vals < 0).any():
             raise ValueError("ratio alpha needs non-negative values (a scale with an absolute 0)")
-    if vals.dtype.kind in "fiu" and len(vals):
-        # Small integer scales (Likert, labels coded 0..k) skip hashing: 3x faster at 10^6.
-        lo, hi = float(vals.min()), float(vals.max())
-        if hi - lo < 1 << 20:
-            as_int = vals.astype(np.int64)
-            if np.array_equal(as_int, vals):
-                shifted = as_int - int(lo)
-                seen = np.bincount(shifted) > 0
-                values = (np.flatnonzero(seen) + int(lo)).astype(vals.dtype)
-                return values, shifted if seen.all() else (np.cumsum(seen) - 1)[shifted]
     codes, uniques = pd.factorize(vals)
     uniques = np.asarray(uniques)
     try:
@@ -154,37 +159,45 @@ def _encode(data: Ratings, level: str) -> _Coded:
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
     if isinstance(data, pd.DataFrame):
-        vals, unit, m, item_of_unit, n_items = _long_values(data, level)
+        item, vals, n_items = _long_values(data, level)
     else:
-        vals, unit, m, item_of_unit, n_items = _array_values(data)
-    values, code = _codes(vals, level)
-    return _Coded(values, unit, code, m, n_items, item_of_unit)
-
-
-def _unit_counts(c: _Coded) -> np.ndarray | sparse.csr_matrix:
-    """Count each value in each pairable unit: n_uc, dense when small, sparse otherwise."""
-    cells = c.n_units * c.n_values
-    if cells <= _DENSE_CELLS:
-        return np.bincount(c.unit * c.n_values + c.code, minlength=cells).reshape(
-            c.n_units, c.n_values
-        )
-    ones = np.ones(len(c.code))
-    return sparse.csr_matrix((ones, (c.unit, c.code)), shape=(c.n_units, c.n_values))
+        arr = np.asarray(data)
+        if arr.ndim != 2:
+            raise ValueError(f"expected a raters x items array, got {arr.ndim} dimension(s)")
+        fast = _small_int_counts(arr, level)
+        if fast is not None:
+            return fast
+        item, vals, n_items = _array_values(arr)
+    m = np.bincount(item, minlength=n_items)
+    pairable = m >= 2
+    keep = pairable[item]
+    unit = (np.cumsum(pairable) - 1)[item[keep]]
+    values, code = _codes(vals[keep], level)
+    n_units, n_values = int(pairable.sum()), len(values)
+    if n_units * n_values <= _DENSE_CELLS:
+        counts = np.bincount(unit * n_values + code, minlength=n_units * n_values)
+        counts = counts.reshape(n_units, n_values)
+    else:
+        ones = np.ones(len(code))
+        counts = sparse.csr_matrix((ones, (unit, code)), shape=(n_units, n_values))
+    return _Coded(values, counts, m[pairable], n_items, np.flatnonzero(pairable))
 
 
 def _coincidences(c: _Coded) -> np.ndarray | sparse.coo_matrix:
     """Build o_ck = sum_u (n_uc n_uk - [c=k] n_uc) / (m_u - 1) from per-unit bincounts."""
-    n_uc = _unit_counts(c)
     w = 1.0 / (c.m - 1.0)
-    if isinstance(n_uc, np.ndarray) and c.n_values <= _DENSE_VALUES:
-        counts = n_uc.astype(float)
-        weighted = counts * w[:, None]
-        o = counts.T @ weighted
-        o[np.diag_indices_from(o)] -= w @ counts
+    if isinstance(c.counts, np.ndarray) and c.n_values <= _DENSE_VALUES:
+        v = c.n_values
+        counts = np.empty((c.n_units, v + 1))
+        counts[:, :v] = c.counts
+        counts[:, v] = 1.0  # its row of the product is sum_u w_u n_uc, the diagonal term
+        product = counts.T @ (counts[:, :v] * w[:, None])
+        o = product[:v]
+        o[np.diag_indices_from(o)] -= product[v]
         return o
-    n_uc = sparse.csr_matrix(n_uc)
-    o = (n_uc.T @ sparse.diags(w) @ n_uc).tocoo()
-    return (o - sparse.diags(np.asarray(n_uc.T @ w).ravel())).tocoo()
+    counts = sparse.csr_matrix(c.counts)
+    o = counts.T @ sparse.diags(w) @ counts
+    return (o - sparse.diags(np.asarray(counts.T @ w).ravel())).tocoo()
 
 
 def _metric(level: str, values: np.ndarray, n_c: np.ndarray) -> Callable[..., np.ndarray]:
@@ -228,7 +241,8 @@ def coincidence_matrix(data: Ratings) -> pd.DataFrame:
     c = _encode(data, "nominal")
     o = _coincidences(c)
     dense = o if isinstance(o, np.ndarray) else o.toarray()
-    return pd.DataFrame(dense, index=c.values, columns=c.values)
+    used = dense.sum(axis=1) > 0  # drop values of a numeric span that nobody used
+    return pd.DataFrame(dense[used][:, used], index=c.values[used], columns=c.values[used])
 
 
 def krippendorff_alpha(data: Ratings, level: Level = "nominal") -> float:
@@ -265,14 +279,14 @@ def percent_agreement(data: Ratings) -> float:
     c = _encode(data, "nominal")
     if c.n_units == 0:
         return _undefined("percent agreement is undefined: no item has two or more ratings")
-    n_uc = _unit_counts(c)
-    m = c.m.astype(float)
-    same = (
-        np.asarray(n_uc.multiply(n_uc).sum(axis=1)).ravel()
-        if sparse.issparse(n_uc)
-        else ((n_uc * n_uc).sum(axis=1))
-    )
-    return float(np.mean((same - m) / (m * (m - 1.0))))
+    return float(np.mean(_pair_agreement(c)))
+
+
+def _pair_agreement(c: _Coded) -> np.ndarray:
+    """Return each pairable unit's share of agreeing pairs, sum_c n_uc(n_uc - 1) / m(m - 1)."""
+    cells = sparse.coo_matrix(c.counts)
+    same = np.bincount(cells.row, weights=cells.data * (cells.data - 1.0), minlength=c.n_units)
+    return same / (c.m * (c.m - 1.0))
 
 
 def _fleiss_table(counts: pd.DataFrame | np.ndarray | list[list[int]]) -> np.ndarray:
@@ -409,13 +423,14 @@ _Prepared: TypeAlias = tuple[np.ndarray, np.ndarray, Callable[[np.ndarray], np.n
 
 
 def _interval_features(c: _Coded) -> _Prepared:
-    m = c.m.astype(float)
-    x = c.values.astype(float)[c.code]
-    x = x - x.mean()  # centring keeps the moment sums from cancelling
-    s1 = np.bincount(c.unit, weights=x, minlength=c.n_units)
-    dev = x - (s1 / m)[c.unit]
-    ss = np.bincount(c.unit, weights=dev * dev, minlength=c.n_units)
-    s2 = np.bincount(c.unit, weights=x * x, minlength=c.n_units)
+    m, cells = c.m.astype(float), sparse.coo_matrix(c.counts)
+    n_c = np.bincount(cells.col, weights=cells.data, minlength=c.n_values)
+    x = c.values.astype(float)
+    x = x - (n_c @ x) / n_c.sum()  # centring keeps the moment sums from cancelling
+    s1 = np.bincount(cells.row, weights=cells.data * x[cells.col], minlength=c.n_units)
+    s2 = np.bincount(cells.row, weights=cells.data * x[cells.col] ** 2, minlength=c.n_units)
+    dev = x[cells.col] - (s1 / m)[cells.row]
+    ss = np.bincount(cells.row, weights=cells.data * dev * dev, minlength=c.n_units)
     features = np.zeros((c.n_items, 4))
     # Over the ordered pairs of a unit, sum (x_i - x_j)^2 = 2 m SS_u (SS: squares about mean).
     features[c.item_of_unit] = np.column_stack([2.0 * m * ss / (m - 1.0), m, s1, s2])
@@ -436,7 +451,7 @@ def _alpha_features(c: _Coded, level: str) -> _Prepared | None:
     """
     if level == "interval":
         return _interval_features(c)
-    n_uc = _unit_counts(c)
+    n_uc = c.counts
     if sparse.issparse(n_uc) or c.n_items * c.n_values > _DENSE_CELLS:
         return None
     per_item = np.zeros((c.n_items, c.n_values))
@@ -590,10 +605,7 @@ def percent_agreement_ci(
     if np.isnan(value):
         return Estimate(value, float("nan"), float("nan"))
     c = _encode(data, "nominal")
-    n_uc = sparse.csr_matrix(_unit_counts(c))
-    m = c.m.astype(float)
-    same = np.asarray(n_uc.multiply(n_uc).sum(axis=1)).ravel()
     features = np.zeros((c.n_items, 2))
-    features[c.item_of_unit] = np.column_stack([(same - m) / (m * (m - 1.0)), np.ones_like(m)])
+    features[c.item_of_unit] = np.column_stack([_pair_agreement(c), np.ones(c.n_units)])
     prepared = (*_compress(features), lambda s: s[:, 0] / s[:, 1])
     return _feature_bootstrap(prepared, value, n_boot, ci, seed)

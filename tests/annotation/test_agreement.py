@@ -458,12 +458,17 @@ def test_alpha_ci_of_a_long_frame_equals_that_of_the_array() -> None:
     )
 
 
-def test_alpha_ci_falls_back_to_recomputation_for_many_distinct_values() -> None:
-    rng = np.random.default_rng(0)
-    data = np.round(rng.normal(size=(3, 40)).cumsum(axis=1), 3) + 10  # ~120 distinct values
-    fast = krippendorff_alpha_ci(data, "ratio", n_boot=300)
-    slow = bootstrap_ci(lambda d: krippendorff_alpha(d, "ratio"), data, n_boot=300, item_axis=1)
-    assert fast == pytest.approx(slow)
+def test_alpha_ci_falls_back_to_recomputation_when_features_do_not_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _synthetic(40)
+    monkeypatch.setattr(agreement, "_DENSE_CELLS", 1)  # sparse counts: no feature path
+    assert agreement._alpha_features(agreement._encode(data, "ratio"), "ratio") is None
+    fallback = krippendorff_alpha_ci(data, "ratio", n_boot=300, seed=2)
+    slow = bootstrap_ci(
+        lambda d: krippendorff_alpha(d, "ratio"), data, n_boot=300, seed=2, item_axis=1
+    )
+    assert fallback == pytest.approx(slow, abs=1e-12)
 
 
 def test_bootstrap_warns_about_resamples_with_an_undefined_statistic() -> None:

@@ -130,6 +130,8 @@ def _quiet_crowdkit() -> Iterator[None]:
 
 def _crowdkit_frame(judgments: pd.DataFrame) -> pd.DataFrame:
     j = _judgments(judgments)
+    if j.empty:
+        raise ValueError("there are no judgments to aggregate")
     return j.rename(columns={"item": "task", "rater": "worker", "value": "label"})
 
 
@@ -161,6 +163,8 @@ def dawid_skene(
 
     with _quiet_crowdkit():
         model = DawidSkene(n_iter=n_iter, tol=tol).fit(_crowdkit_frame(judgments))
+    if model.errors_ is None or model.probas_ is None:  # only for empty data, excluded above
+        raise ValueError("there are no judgments to aggregate")
     errors = model.errors_.stack()  # (worker, observed label, true label) -> probability
     errors.index = errors.index.set_names(["worker", "observed", "truth"])
     errors = errors.reset_index(name="p")

@@ -196,6 +196,12 @@ def test_dawid_skene_gives_a_missing_label_to_a_posterior_tie_with_a_warning() -
     assert labels.isna().all()
 
 
+@pytest.mark.parametrize("model", [dawid_skene, mace])
+def test_latent_class_models_reject_empty_judgments(model: object) -> None:
+    with pytest.raises(ValueError, match="no judgments"):
+        model(judgments([]))  # type: ignore[operator]
+
+
 def test_mace_recovers_the_truth_and_gives_the_spammer_the_lowest_competence() -> None:
     frame, truth = crowd()
     labels, competence = mace(frame)

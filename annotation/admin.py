@@ -15,10 +15,22 @@ class CampaignForm(forms.ModelForm):
 
     class Meta:
         model = Campaign
-        fields = "__all__"
+        fields = [
+            "slug",
+            "name",
+            "protocol",
+            "parameters",
+            "status",
+            "redundancy",
+            "items_per_assignment",
+            "lease_seconds",
+            "reward",
+            "budget",
+            "owner",
+        ]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         if data.get("protocol"):
             try:
                 protocol = registry.get(data["protocol"])

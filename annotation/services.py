@@ -290,7 +290,7 @@ def judgment_submit(
     protocol = registry.get(campaign.protocol)
     cleaned = protocol.clean_answers(protocol.clean_parameters(campaign.parameters), answers)
     item_pk = _item_pk(item_id)
-    if item_pk is None or not Item.objects.filter(pk=item_pk, campaign=campaign).exists():
+    if item_pk is None:
         raise NotFound("This item is not part of this study.")
 
     try:
@@ -313,7 +313,9 @@ def _item_pk(value: Any) -> int | None:
 def _judgment_store(
     assignment: Assignment, item_pk: int, cleaned: dict[str, Any], now: datetime
 ) -> SubmitResult:
-    item = Item.objects.select_for_update().get(pk=item_pk)
+    item = Item.objects.select_for_update().filter(pk=item_pk, campaign=assignment.campaign).first()
+    if item is None:
+        raise NotFound("This item is not part of this study.")
     worker = assignment.worker
     existing = list(Judgment.objects.filter(item=item, worker=worker))
     if existing:

@@ -4,40 +4,30 @@ from annotation.admin import CampaignForm
 from annotation.protocols import registry
 
 
+def campaign_form(parameters: str) -> CampaignForm:
+    """Return the admin's campaign form filled in with ``parameters`` (JSON text)."""
+    fields = {
+        "slug": "s",
+        "name": "n",
+        "protocol": "likert",
+        "status": "draft",
+        "redundancy": 1,
+        "items_per_assignment": 1,
+        "lease_seconds": 60,
+        "reward": "0",
+        "budget": "0",
+    }
+    return CampaignForm(data={**fields, "parameters": parameters})
+
+
 def test_admin_form_refuses_invalid_parameters(db):
-    form = CampaignForm(
-        data={
-            "slug": "s",
-            "name": "n",
-            "protocol": "likert",
-            "parameters": '{"highlight_sem": -1}',
-            "status": "draft",
-            "redundancy": 1,
-            "items_per_assignment": 1,
-            "lease_seconds": 60,
-            "reward": "0",
-            "budget": "0",
-        }
-    )
+    form = campaign_form('{"highlight_sem": -1}')
     assert not form.is_valid()
     assert "highlight_sem" in " ".join(form.errors["parameters"])
 
 
 def test_admin_form_fills_in_published_defaults(db):
-    form = CampaignForm(
-        data={
-            "slug": "s",
-            "name": "n",
-            "protocol": "likert",
-            "parameters": "{}",
-            "status": "draft",
-            "redundancy": 1,
-            "items_per_assignment": 1,
-            "lease_seconds": 60,
-            "reward": "0",
-            "budget": "0",
-        }
-    )
+    form = campaign_form("{}")
     assert form.is_valid(), form.errors
     assert form.save().parameters == registry.get("likert").default_parameters()
 

@@ -1,11 +1,9 @@
 """factory_boy factories for the study data model."""
 
-from datetime import timedelta
 
 import factory
-from django.utils import timezone
 
-from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
+from annotation.models import Assignment, Campaign, Item, Judgment, Worker
 from annotation.protocols import registry
 
 
@@ -56,16 +54,6 @@ class AssignmentFactory(factory.django.DjangoModelFactory):
     campaign = factory.SubFactory(CampaignFactory)
     worker = factory.SubFactory(WorkerFactory)
     items_target = factory.LazyAttribute(lambda a: a.campaign.items_per_assignment)
-
-
-class LeaseFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = Lease
-
-    assignment = factory.SubFactory(AssignmentFactory)
-    item = factory.SubFactory(ItemFactory, campaign=factory.SelfAttribute("..assignment.campaign"))
-    worker = factory.SelfAttribute("assignment.worker")
-    expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(minutes=10))
 
 
 class JudgmentFactory(factory.django.DjangoModelFactory):

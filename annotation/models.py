@@ -54,6 +54,29 @@ class Campaign(models.Model):
         help_text="Pay per assignment, in the provider's currency.",
     )
     budget = models.DecimalField(max_digits=10, decimal_places=2, default=Decimal("0.00"))
+    # Quality control, for every protocol; all of it may change while the campaign is live.
+    gold_rate = models.FloatField(
+        default=0.0,
+        help_text="Share of a worker's items that are hidden gold checks with known answers "
+        "(0 to 0.5).",
+    )
+    gold_min_accuracy = models.FloatField(
+        default=0.7,
+        help_text="A worker whose accuracy on gold items falls below this is soft-blocked.",
+    )
+    gold_min_answered = models.PositiveSmallIntegerField(
+        default=3, help_text="Gold items a worker answers before their accuracy is judged."
+    )
+    min_seconds_per_item = models.FloatField(
+        default=0.0,
+        help_text="Answers sent sooner than this after the item was shown are refused.",
+    )
+    max_items_per_worker = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Most items (conversations, for chat protocols) one worker may do; "
+        "empty for no cap. Gold checks do not count.",
+    )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -78,6 +101,20 @@ class Campaign(models.Model):
             ),
             models.CheckConstraint(condition=Q(budget__gte=0), name="campaign_budget_gte_0"),
             models.CheckConstraint(condition=Q(reward__gte=0), name="campaign_reward_gte_0"),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0, gold_rate__lte=0.5), name="campaign_gold_rate_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_min_accuracy__gte=0, gold_min_accuracy__lte=1),
+                name="campaign_gold_min_accuracy_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_seconds_per_item__gte=0), name="campaign_min_seconds_gte_0"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_items_per_worker__isnull=True) | Q(max_items_per_worker__gte=1),
+                name="campaign_max_items_per_worker_gte_1",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -94,6 +131,12 @@ class Item(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
     key = models.CharField(max_length=200, help_text="Stable identifier within the campaign.")
     payload = models.JSONField()
+    gold = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="For a hidden gold check: the accepted answers, {question: [values]}. "
+        "Gold items never count in reports.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -104,6 +147,10 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign_id}:{self.key}"
+
+    @property
+    def is_gold(self) -> bool:
+        return self.gold is not None
 
 
 class Worker(models.Model):
@@ -135,6 +182,30 @@ class Worker(models.Model):
 
     def __str__(self) -> str:
         return self.pseudonym
+
+
+class Participation(models.Model):
+    """A worker's standing in one campaign; quality control's soft blocks live here.
+
+    A soft-blocked worker gets no more items; their judgments are kept, flagged, and left out
+    of reports unless asked for.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="participations")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="participations")
+    soft_blocked = models.BooleanField(default=False)
+    reason = models.CharField(max_length=300, blank=True)
+    changed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "worker"], name="participation_unique_campaign_worker"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}/{self.worker_id}{' (blocked)' if self.soft_blocked else ''}"
 
 
 class Assignment(models.Model):
@@ -213,6 +284,12 @@ class Judgment(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgments")
     question = models.CharField(max_length=64)
     value = models.JSONField()
+    presentation = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the worker was shown that the item does not fix, e.g. the order of "
+        "two responses.",
+    )
     time_spent_ms = models.PositiveIntegerField(
         help_text="From the item being shown to the answer arriving, measured by the server."
     )

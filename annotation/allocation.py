@@ -2,7 +2,8 @@
 
 An item is open while its *claims* — workers who judged it plus live leases — are fewer than
 the campaign's redundancy. A worker never gets an item they judged. Leases expire, so
-abandoned work returns to the pool.
+abandoned work returns to the pool. Hidden gold checks (quality.py) are slipped in at the
+campaign's gold rate and are exempt from redundancy.
 
 Concurrency: every lease is created while holding the item's row lock, and the claims are
 counted again after the lock is taken (a new statement, so a fresh snapshot under READ
@@ -13,6 +14,7 @@ transactions are IMMEDIATE in our settings, allocations are serialised by the da
 
 from __future__ import annotations
 
+import random
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -52,7 +54,7 @@ def open_items(*, campaign: Campaign, worker: Worker, now: datetime) -> QuerySet
     """Return the campaign's items this worker may still get, fewest claims first."""
     judged, leased = _claims_subqueries(now)
     return (
-        Item.objects.filter(campaign=campaign)
+        Item.objects.filter(campaign=campaign, gold__isnull=True)
         .exclude(judgments__worker=worker)
         .exclude(leases__worker=worker)
         .annotate(claims=Coalesce(judged, Value(0)) + Coalesce(leased, Value(0)))
@@ -89,6 +91,9 @@ def item_next(*, assignment: Assignment, now: datetime | None = None) -> Item | 
             return live.item
         mine.filter(expires_at__lte=now).delete()
 
+        gold = _gold_pick(campaign, worker)
+        if gold is not None:
+            return _lease(gold, assignment, now)
         tried: list[int] = []
         for _ in range(_MAX_ATTEMPTS):
             candidate = (
@@ -100,15 +105,44 @@ def item_next(*, assignment: Assignment, now: datetime | None = None) -> Item | 
             if candidate is None:
                 return None
             if item_claims(item=candidate, now=now) < campaign.redundancy:
-                Lease.objects.create(
-                    item=candidate,
-                    worker=worker,
-                    assignment=assignment,
-                    expires_at=now + timedelta(seconds=campaign.lease_seconds),
-                )
-                return candidate
+                return _lease(candidate, assignment, now)
             tried.append(candidate.pk)
     return None
+
+
+def _lease(item: Item, assignment: Assignment, now: datetime) -> Item:
+    Lease.objects.create(
+        item=item,
+        worker=assignment.worker,
+        assignment=assignment,
+        expires_at=now + timedelta(seconds=assignment.campaign.lease_seconds),
+    )
+    return item
+
+
+def _gold_pick(campaign: Campaign, worker: Worker) -> Item | None:
+    """Return a gold item for this turn, or None; at ``gold_rate``, unseen gold only.
+
+    Whether a turn is a gold turn is drawn from a generator seeded by the worker and how many
+    items they have judged here, so it cannot be forced by reloading. Gold items have no
+    redundancy limit: every worker may get each one once.
+    """
+    if campaign.gold_rate <= 0:
+        return None
+    seen = Judgment.objects.filter(item__campaign=campaign, worker=worker)
+    turn = seen.values("item").distinct().count()
+    rng = random.Random(f"{campaign.pk}:{worker.pk}:{turn}")
+    if rng.random() >= campaign.gold_rate:
+        return None
+    unseen = list(
+        Item.objects.filter(campaign=campaign, gold__isnull=False)
+        .exclude(judgments__worker=worker)
+        .exclude(leases__worker=worker)
+        .values_list("pk", flat=True)
+    )
+    if not unseen:
+        return None
+    return Item.objects.get(pk=rng.choice(sorted(unseen)))
 
 
 def leases_purge_expired(*, now: datetime | None = None) -> int:

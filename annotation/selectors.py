@@ -5,30 +5,59 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 
-from annotation.models import Campaign, Item, Judgment
+from annotation.models import Campaign, Item, Judgment, Participation
 from annotation.protocols import Report, registry
 
 
 def campaign_items_frame(campaign: Campaign) -> pd.DataFrame:
-    """Return the campaign's items: columns ``item`` (key) and ``payload``."""
-    rows = Item.objects.filter(campaign=campaign).order_by("pk").values_list("key", "payload")
+    """Return the campaign's items, gold checks left out: columns ``item`` (key), ``payload``."""
+    rows = (
+        Item.objects.filter(campaign=campaign, gold__isnull=True)
+        .order_by("pk")
+        .values_list("key", "payload")
+    )
     return pd.DataFrame(list(rows), columns=["item", "payload"])
 
 
-def campaign_judgments_frame(campaign: Campaign) -> pd.DataFrame:
-    """Return every judgment: ``item`` (key), ``rater`` (pseudonym), ``question``, ``value``,
-    ``time_spent_ms``, ``created_at``. Workers appear only by pseudonym."""
+JUDGMENT_COLUMNS = [
+    "item",
+    "rater",
+    "question",
+    "value",
+    "presentation",
+    "time_spent_ms",
+    "created_at",
+    "flagged",
+]
+
+
+def campaign_judgments_frame(campaign: Campaign, *, include_flagged: bool = False) -> pd.DataFrame:
+    """Return the judgments on non-gold items, one row each, with the JUDGMENT_COLUMNS.
+
+    Workers appear only by pseudonym (``rater``). Judgments of soft-blocked workers are
+    ``flagged`` and left out unless ``include_flagged``.
+    """
+    blocked = Participation.objects.filter(campaign=campaign, soft_blocked=True).values("worker")
     rows = (
-        Judgment.objects.filter(item__campaign=campaign)
+        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+        .annotate(flagged=Exists(blocked.filter(worker=OuterRef("worker"))))
         .order_by("pk")
         .values_list(
-            "item__key", "worker__pseudonym", "question", "value", "time_spent_ms", "created_at"
+            "item__key",
+            "worker__pseudonym",
+            "question",
+            "value",
+            "presentation",
+            "time_spent_ms",
+            "created_at",
+            "flagged",
         )
     )
-    columns = ["item", "rater", "question", "value", "time_spent_ms", "created_at"]
-    return pd.DataFrame(list(rows), columns=columns)
+    if not include_flagged:
+        rows = rows.filter(flagged=False)
+    return pd.DataFrame(list(rows), columns=JUDGMENT_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -46,10 +75,13 @@ class Progress:
 
 
 def campaign_progress(campaign: Campaign) -> Progress:
-    """Count items, (item, worker) judgments done out of those needed, and workers."""
-    items = Item.objects.filter(campaign=campaign).count()
+    """Count items, (item, worker) judgments done out of those needed, and workers.
+
+    Gold checks are not items to be done; every worker's judgments count towards progress.
+    """
+    items = Item.objects.filter(campaign=campaign, gold__isnull=True).count()
     per_item = (
-        Judgment.objects.filter(item__campaign=campaign)
+        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
         .values("item")
         .annotate(n=Count("worker", distinct=True))
         .values_list("n", flat=True)

@@ -7,6 +7,7 @@ and then changes the database in one transaction.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from collections.abc import Iterable, Mapping
@@ -20,9 +21,18 @@ from django.core import signing
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation import quality
 from annotation.allocation import item_claims, item_next, open_items
 from annotation.exceptions import Conflict, InvalidParameters, NotAllowed, NotFound
-from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
+from annotation.models import (
+    Assignment,
+    Campaign,
+    Item,
+    Judgment,
+    Lease,
+    Participation,
+    Worker,
+)
 from annotation.protocols import registry
 from annotation.providers import Arrival
 
@@ -51,8 +61,13 @@ def campaign_create(
     items_per_assignment: int = 10,
     lease_seconds: int | None = None,
     owner: User | None = None,
+    controls: Mapping[str, Any] | None = None,
 ) -> Campaign:
-    """Create a draft campaign whose parameters the protocol has validated."""
+    """Create a draft campaign whose parameters the protocol has validated.
+
+    ``controls`` sets quality control (see ``quality.CONTROLS``); the minimum time per item
+    starts at the protocol's own default.
+    """
     if not _SLUG.match(slug):
         raise InvalidParameters(
             "The slug must be 1–64 lowercase letters, digits or '-', starting with a letter "
@@ -72,6 +87,9 @@ def campaign_create(
     if isinstance(lease, bool) or not isinstance(lease, int) or lease < 10:
         raise InvalidParameters("lease_seconds must be a whole number of at least 10.")
     cleaned = proto.clean_parameters(parameters or {})
+    checks = {"min_seconds_per_item": proto.default_min_seconds} | quality.controls_clean(
+        controls or {}
+    )
     if Campaign.objects.filter(slug=slug).exists():
         raise Conflict(f"A campaign with the slug {slug!r} already exists.")
     try:
@@ -84,6 +102,7 @@ def campaign_create(
             items_per_assignment=items_per_assignment,
             lease_seconds=lease,
             owner=owner,
+            **checks,
         )
     except IntegrityError:
         raise Conflict(f"A campaign with the slug {slug!r} already exists.") from None
@@ -300,6 +319,11 @@ def judgment_submit(
         return _judgment_store(assignment, item_pk, cleaned, now)
 
 
+def presentation_seed(*, item: Item, worker: Worker) -> str:
+    """Return the seed of what this worker is shown of this item (stable, not guessable)."""
+    return hashlib.sha256(f"{settings.SECRET_KEY}:{item.pk}:{worker.pk}".encode()).hexdigest()
+
+
 def _item_pk(value: Any) -> int | None:
     """Return an item id sent as an integer or a string of digits; None for anything else."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -341,7 +365,18 @@ def _judgment_store(
             "Your time for this item ran out and other workers have judged it; "
             "please continue with the next item."
         )
+    if Participation.objects.filter(
+        campaign=locked.campaign, worker=worker, soft_blocked=True
+    ).exists():
+        raise NotAllowed("There are no more items for you in this study.")
     spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
+    quality.answer_time_check(campaign=locked.campaign, spent_ms=spent)
+    protocol = registry.get(locked.campaign.protocol)
+    shown = protocol.presentation(
+        protocol.clean_parameters(locked.campaign.parameters),
+        item.payload,
+        presentation_seed(item=item, worker=worker),
+    )
     judgments = Judgment.objects.bulk_create(
         Judgment(
             item=item,
@@ -349,10 +384,13 @@ def _judgment_store(
             assignment=locked,
             question=question,
             value=value,
+            presentation=shown,
             time_spent_ms=spent,
         )
         for question, value in cleaned.items()
     )
+    if item.is_gold:
+        quality.gold_record(campaign=locked.campaign, worker=worker)
     lease.delete()
     locked.last_activity_at = now
     locked.save(update_fields=["last_activity_at"])
@@ -370,10 +408,26 @@ def _judgment_store(
 class Visit:
     """What the task page shows: an item to judge, the end of an assignment, or nothing left."""
 
-    kind: str  # "item", "done" or "nothing"
+    kind: str  # "item", "done", "nothing" or "stopped"
     assignment: Assignment | None = None
     item: Item | None = None
     position: int = 0
+    # Why quality control ended this worker's part ("blocked", "capped"), else "".
+    stop: str = ""
+
+
+def _visit_stopped(campaign: Campaign, worker: Worker, stop: str, now: datetime) -> Visit:
+    """End the worker's open assignment: submitted if it has answers (so it can be paid)."""
+    assignment = Assignment.objects.filter(
+        campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
+    ).first()
+    if assignment is not None:
+        if assignment.judgments.exists():
+            return Visit(
+                kind="done", assignment=assignment_complete(assignment=assignment), stop=stop
+            )
+        _assignment_close(assignment, Assignment.Status.RETURNED, now)
+    return Visit(kind="stopped", stop=stop)
 
 
 def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None = None) -> Visit:
@@ -382,6 +436,9 @@ def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
     if arrival.preview:
         raise NotAllowed("This is a preview: accept the HIT to start.")
     worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
+    stop = quality.worker_stop_reason(campaign=campaign, worker=worker)
+    if stop:
+        return _visit_stopped(campaign, worker, stop, now)
     assignment = None
     if arrival.assignment_id:
         assignment = Assignment.objects.filter(

@@ -29,6 +29,7 @@ from annotation.services import (
     assignment_from_token,
     assignment_token,
     judgment_submit,
+    presentation_seed,
     worker_visit,
 )
 
@@ -78,6 +79,7 @@ def _render_visit(
     *,
     errors: dict[str, str] | None = None,
     answers: dict[str, Any] | None = None,
+    error_message: str = "",
     status: int = 200,
 ) -> HttpResponse:
     protocol = registry.get(campaign.protocol)
@@ -88,7 +90,7 @@ def _render_visit(
         template = "annotation/done.html"
         if visit.assignment.worker.provider == mturk.NAME and visit.assignment.submit_to:
             context["external_submit"] = mturk.external_submit_url(visit.assignment.submit_to)
-    elif visit.kind == "nothing":
+    elif visit.kind in ("nothing", "stopped"):
         template = "annotation/nothing.html"
     else:
         assert visit.item is not None and visit.assignment is not None
@@ -97,8 +99,15 @@ def _render_visit(
             protocol=protocol,
             protocol_template=protocol.template_name,
             payload=visit.item.payload,
+            shown=protocol.presentation(
+                parameters,
+                visit.item.payload,
+                presentation_seed(item=visit.item, worker=visit.assignment.worker),
+            ),
             fields=_fields(protocol.questions(parameters), errors, answers),
             errors=errors or {},
+            error_message=error_message,
+            min_seconds=campaign.min_seconds_per_item,
             token=assignment_token(visit.assignment),
             submit_url=_task_url(campaign, arrival, "task_submit"),
             total=visit.assignment.items_target,
@@ -185,6 +194,7 @@ def task_submit(request: HttpRequest, slug: str) -> HttpResponse:
             visit,
             errors=exc.fields,
             answers=data.get("answers"),
+            error_message=exc.message,
             status=400,
         )
     except AnnotationError as exc:

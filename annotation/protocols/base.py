@@ -11,6 +11,8 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from matplotlib.figure import Figure
 
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+
 Reliability = Literal["good", "noisy", "spammer"]
 
 
@@ -22,6 +24,8 @@ class Question:
     text: str
     choices: tuple[tuple[str, str], ...]
     help: str = ""
+    # Ask this question only when another question has this answer: (question key, value).
+    only_if: tuple[str, str] | None = None
 
 
 @dataclass
@@ -43,6 +47,8 @@ class Protocol(ABC):
     name: ClassVar[str]
     title: ClassVar[str]
     template_name: ClassVar[str]
+    # The minimum seconds per item that a new campaign of this protocol starts with.
+    default_min_seconds: ClassVar[float] = 0.0
 
     @abstractmethod
     def default_parameters(self) -> dict[str, Any]:
@@ -65,6 +71,71 @@ class Protocol(ABC):
         self, parameters: Mapping[str, Any], answers: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Return question key → stored value; raise InvalidAnswer naming each bad field."""
+
+    def presentation(
+        self, parameters: Mapping[str, Any], payload: Mapping[str, Any], seed: str
+    ) -> dict[str, Any]:
+        """Return what this worker is shown beyond the payload (e.g. a random order).
+
+        ``seed`` is stable for one worker and item, so a reload shows the same thing; the
+        server recomputes it on submission and stores it with the judgment.
+        """
+        return {}
+
+    def clean_gold(
+        self, parameters: Mapping[str, Any], gold: Mapping[str, Any]
+    ) -> dict[str, list[Any]]:
+        """Return a gold item's accepted answers, {question: [stored values]}.
+
+        Each accepted value goes through ``clean_answers`` one question at a time, so gold
+        compares with what a worker's answer is stored as.
+        """
+        if not isinstance(gold, Mapping) or not gold:
+            raise InvalidParameters("Gold answers must be a non-empty object {question: [values]}.")
+        keys = {q.key for q in self.questions(parameters)}
+        cleaned: dict[str, list[Any]] = {}
+        for question, accepted in gold.items():
+            if question not in keys:
+                raise InvalidParameters(
+                    f"Gold answers name an unknown question {question!r}; "
+                    f"known: {', '.join(sorted(keys))}."
+                )
+            values = accepted if isinstance(accepted, list) else [accepted]
+            if not values:
+                raise InvalidParameters(f"Gold answers for {question!r} list no value.")
+            cleaned[question] = [
+                self.clean_gold_value(parameters, gold, question, v) for v in values
+            ]
+        return cleaned
+
+    def clean_gold_value(
+        self, parameters: Mapping[str, Any], gold: Mapping[str, Any], question: str, value: Any
+    ) -> Any:
+        """Return one accepted gold value as it would be stored; raise InvalidParameters.
+
+        The other questions are filled with the gold's own values, or else with each choice in
+        turn, so that rules across questions (e.g. SSA's) see a complete answer.
+        """
+        questions = self.questions(parameters)
+        fillers = [{q: (v if isinstance(v, list) else [v])[0] for q, v in gold.items() if v != []}]
+        fillers += [
+            {q.key: q.choices[min(i, len(q.choices) - 1)][0] for q in questions if q.choices}
+            for i in range(max((len(q.choices) for q in questions), default=0))
+        ]
+        problem = "it fits none of this question's answers"
+        for filler in fillers:
+            answers = {q.key: filler.get(q.key) for q in questions} | {question: value}
+            try:
+                return self.clean_answers(parameters, answers)[question]
+            except InvalidAnswer as exc:
+                if question in exc.fields:
+                    problem = exc.fields[question]
+                    break
+        raise InvalidParameters(f"Gold value {value!r} for {question!r}: {problem}")
+
+    def gold_correct(self, gold: Mapping[str, list[Any]], answers: Mapping[str, Any]) -> bool:
+        """Tell whether stored answers match every gold question."""
+        return all(answers.get(question) in accepted for question, accepted in gold.items())
 
     @abstractmethod
     def report(

@@ -1,0 +1,305 @@
+"""Quality control, for every protocol: gold checks, soft blocks, caps, minimum time, statistics.
+
+- Gold items carry known answers (``Item.gold``). Allocation slips them in at the campaign's
+  ``gold_rate``; the worker cannot tell them apart. They never count in reports or progress.
+- A worker who has answered at least ``gold_min_answered`` gold items with an accuracy under
+  ``gold_min_accuracy`` is soft-blocked in that campaign: no more items, their judgments kept
+  but flagged and left out of reports unless asked for.
+- ``min_seconds_per_item`` refuses answers sent sooner than that after the item was shown.
+- ``max_items_per_worker`` caps how many (non-gold) items one worker does.
+All four settings live on the Campaign and may change while it is live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.db import transaction
+
+from annotation.aggregation import rater_agreement
+from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters
+from annotation.models import Campaign, Item, Judgment, Participation, Worker
+from annotation.protocols import registry
+
+# A worker whose median time per item is under this many seconds (or twice the campaign's
+# minimum, if larger) is flagged for a look; a flag alone never blocks anyone.
+FAST_MEDIAN_SECONDS = 2.0
+
+QUALITY_COLUMNS = [
+    "worker_id",
+    "pseudonym",
+    "items",
+    "median_seconds",
+    "gold_answered",
+    "gold_correct",
+    "gold_accuracy",
+    "loo_agreement",
+    "soft_blocked",
+    "flags",
+    "passes",
+    "reason",
+]
+
+
+# Quality-control settings of a campaign: field → (lowest, highest, whole number?).
+CONTROLS: dict[str, tuple[float, float, bool]] = {
+    "gold_rate": (0.0, 0.5, False),
+    "gold_min_accuracy": (0.0, 1.0, False),
+    "gold_min_answered": (1, 1000, True),
+    "min_seconds_per_item": (0.0, 3600.0, False),
+    "max_items_per_worker": (1, 1_000_000, True),
+}
+
+
+def controls_clean(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Return valid quality-control settings; raise InvalidParameters naming each bad one."""
+    errors: dict[str, str] = {}
+    cleaned: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in CONTROLS:
+            errors[str(name)[:64]] = f"Unknown setting; known: {', '.join(CONTROLS)}."
+            continue
+        low, high, whole = CONTROLS[name]
+        if value is None and name == "max_items_per_worker":
+            cleaned[name] = None
+        elif (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (whole and not isinstance(value, int))
+            or not low <= value <= high
+        ):
+            kind = "a whole number" if whole else "a number"
+            errors[name] = f"Must be {kind} from {low:g} to {high:g}."
+        else:
+            cleaned[name] = value
+    if errors:
+        raise InvalidParameters("Invalid quality-control settings.", fields=errors)
+    return cleaned
+
+
+def campaign_controls_update(*, campaign: Campaign, values: Mapping[str, Any]) -> Campaign:
+    """Change quality-control settings, live campaigns included; return the campaign."""
+    cleaned = controls_clean(values)
+    for name, value in cleaned.items():
+        setattr(campaign, name, value)
+    campaign.save(update_fields=[*cleaned, "updated_at"])
+    return campaign
+
+
+@transaction.atomic
+def gold_items_add(
+    *, campaign: Campaign, items: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]]
+) -> int:
+    """Add hidden gold items as (key, payload, accepted answers); return how many are new.
+
+    All or nothing, like ``items_add``; the same gold item sent again adds nothing.
+    """
+    protocol = registry.get(campaign.protocol)
+    parameters = protocol.clean_parameters(campaign.parameters)
+    batch: dict[str, tuple[dict[str, Any], dict[str, list[Any]]]] = {}
+    for n, (key, payload, gold) in enumerate(items, start=1):
+        if not isinstance(key, str) or not 0 < len(key) <= 200:
+            raise InvalidParameters(f"Gold item {n}: the key must be 1–200 characters.")
+        if key in batch:
+            raise InvalidParameters(f"Gold item {n}: the key {key!r} appears twice.")
+        try:
+            batch[key] = (protocol.clean_item(payload), protocol.clean_gold(parameters, gold))
+        except InvalidParameters as exc:
+            raise InvalidParameters(f"Gold item {n} ({key}): {exc.message}") from None
+    existing = {
+        key: (payload, gold)
+        for key, payload, gold in Item.objects.filter(
+            campaign=campaign, key__in=list(batch)
+        ).values_list("key", "payload", "gold")
+    }
+    changed = sorted(k for k, v in existing.items() if v != batch[k])
+    if changed:
+        raise Conflict(
+            f"{len(changed)} item key(s) already exist with other content, e.g. {changed[0]!r}."
+        )
+    new = [
+        Item(campaign=campaign, key=k, payload=p, gold=g)
+        for k, (p, g) in batch.items()
+        if k not in existing
+    ]
+    Item.objects.bulk_create(new, batch_size=1000)
+    return len(new)
+
+
+def worker_soft_block(*, campaign: Campaign, worker: Worker, reason: str) -> Participation:
+    """Soft-block a worker in a campaign (idempotent); their judgments stay, flagged."""
+    participation, _ = Participation.objects.update_or_create(
+        campaign=campaign,
+        worker=worker,
+        defaults={"soft_blocked": True, "reason": reason[:300]},
+    )
+    return participation
+
+
+def worker_unblock(*, campaign: Campaign, worker: Worker) -> Participation:
+    """Lift a soft block (idempotent); the worker's judgments count again."""
+    participation, _ = Participation.objects.update_or_create(
+        campaign=campaign, worker=worker, defaults={"soft_blocked": False, "reason": ""}
+    )
+    return participation
+
+
+def worker_stop_reason(*, campaign: Campaign, worker: Worker) -> str:
+    """Return why this worker may take no more items here, or "" if they may."""
+    if Participation.objects.filter(campaign=campaign, worker=worker, soft_blocked=True).exists():
+        return "blocked"
+    cap = campaign.max_items_per_worker
+    if cap is not None and worker_items_done(campaign=campaign, worker=worker) >= cap:
+        return "capped"
+    return ""
+
+
+def worker_items_done(*, campaign: Campaign, worker: Worker) -> int:
+    """Count the campaign's non-gold items this worker judged."""
+    return (
+        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True, worker=worker)
+        .values("item")
+        .distinct()
+        .count()
+    )
+
+
+def answer_time_check(*, campaign: Campaign, spent_ms: int) -> None:
+    """Refuse an answer that came sooner than the campaign's minimum time per item."""
+    minimum = campaign.min_seconds_per_item
+    if spent_ms < minimum * 1000:
+        raise InvalidAnswer(
+            f"You answered after {spent_ms / 1000:.0f} s; please take at least "
+            f"{minimum:g} s to read the item before answering. Your answer was not saved.",
+            fields={"_time": f"Please take at least {minimum:g} s per item."},
+        )
+
+
+def gold_record(*, campaign: Campaign, worker: Worker) -> Participation | None:
+    """Soft-block the worker if their gold accuracy fell under the campaign's threshold.
+
+    Call after storing a judgment on a gold item, in the same transaction. Returns the
+    participation when this call blocked the worker.
+    """
+    answered, correct = _gold_counts(campaign, worker_ids=[worker.pk]).get(worker.pk, (0, 0))
+    if answered < max(1, campaign.gold_min_answered):
+        return None
+    accuracy = correct / answered
+    if accuracy >= campaign.gold_min_accuracy:
+        return None
+    return worker_soft_block(
+        campaign=campaign,
+        worker=worker,
+        reason=f"gold accuracy {accuracy:.0%} on {answered} checks, under "
+        f"{campaign.gold_min_accuracy:.0%}",
+    )
+
+
+def _gold_counts(
+    campaign: Campaign, worker_ids: list[int] | None = None
+) -> dict[int, tuple[int, int]]:
+    """Return worker id → (gold items answered, answered correctly)."""
+    protocol = registry.get(campaign.protocol)
+    rows = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=False)
+    if worker_ids is not None:
+        rows = rows.filter(worker_id__in=worker_ids)
+    answers: dict[tuple[int, int], dict[str, Any]] = {}
+    golds: dict[int, dict[str, list[Any]]] = {}
+    for worker_id, item_id, gold, question, value in rows.values_list(
+        "worker_id", "item_id", "item__gold", "question", "value"
+    ):
+        answers.setdefault((worker_id, item_id), {})[question] = value
+        golds[item_id] = gold
+    counts: dict[int, tuple[int, int]] = {}
+    for (worker_id, item_id), given in answers.items():
+        answered, correct = counts.get(worker_id, (0, 0))
+        counts[worker_id] = (answered + 1, correct + protocol.gold_correct(golds[item_id], given))
+    return counts
+
+
+def worker_quality(campaign: Campaign) -> pd.DataFrame:
+    """Return one row per worker who judged anything here, with the QUALITY_COLUMNS.
+
+    ``loo_agreement`` is the share of a worker's non-gold answers that match the majority of
+    the other workers on the same item and question (ties and lone answers not compared).
+    ``passes`` is what review acts on: not soft-blocked, and gold accuracy at or above the
+    threshold once enough gold was answered.
+    """
+    rows = list(
+        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True).values_list(
+            "worker_id", "item_id", "question", "value", "time_spent_ms"
+        )
+    )
+    judged = pd.DataFrame(rows, columns=["worker_id", "item", "question", "value", "ms"])
+    workers = dict(
+        Worker.objects.filter(judgments__item__campaign=campaign)
+        .distinct()
+        .values_list("pk", "pseudonym")
+    )
+    blocked = dict(
+        Participation.objects.filter(campaign=campaign, soft_blocked=True).values_list(
+            "worker_id", "reason"
+        )
+    )
+    gold = _gold_counts(campaign)
+    per_item = judged.groupby(["worker_id", "item"])["ms"].max().reset_index()
+    items = per_item.groupby("worker_id")["item"].count()
+    median = per_item.groupby("worker_id")["ms"].median() / 1000
+    loo = _loo_agreement(judged)
+    fast = max(FAST_MEDIAN_SECONDS, 2 * campaign.min_seconds_per_item)
+
+    records = []
+    for worker_id, pseudonym in sorted(workers.items(), key=lambda kv: kv[1]):
+        answered, correct = gold.get(worker_id, (0, 0))
+        accuracy = correct / answered if answered else np.nan
+        gold_fails = answered >= max(1, campaign.gold_min_answered) and (
+            accuracy < campaign.gold_min_accuracy
+        )
+        med = float(median.get(worker_id, np.nan))
+        flags = [
+            name
+            for name, on in (
+                ("soft-blocked", worker_id in blocked),
+                ("gold", gold_fails),
+                ("fast", med < fast),
+            )
+            if on
+        ]
+        reason = blocked.get(worker_id, "") or (
+            f"gold accuracy {accuracy:.0%} under {campaign.gold_min_accuracy:.0%}"
+            if gold_fails
+            else ""
+        )
+        records.append(
+            {
+                "worker_id": worker_id,
+                "pseudonym": pseudonym,
+                "items": int(items.get(worker_id, 0)),
+                "median_seconds": med,
+                "gold_answered": answered,
+                "gold_correct": correct,
+                "gold_accuracy": accuracy,
+                "loo_agreement": float(loo.get(worker_id, np.nan)),
+                "soft_blocked": worker_id in blocked,
+                "flags": ", ".join(flags),
+                "passes": worker_id not in blocked and not gold_fails,
+                "reason": reason,
+            }
+        )
+    return pd.DataFrame(records, columns=QUALITY_COLUMNS)
+
+
+def _loo_agreement(judged: pd.DataFrame) -> pd.Series:
+    if judged.empty:
+        return pd.Series(dtype=float)
+    frame = pd.DataFrame(
+        {
+            "item": judged["item"].astype(str) + "/" + judged["question"],
+            "rater": judged["worker_id"],
+            "value": judged["value"].map(repr),
+        }
+    )
+    return rater_agreement(frame)["agreement"]

@@ -1,0 +1,313 @@
+"""Quality control: gold checks, soft blocks, caps, minimum time and per-worker statistics."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.allocation import item_next
+from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
+from annotation.models import Item, Judgment, Lease, Participation
+from annotation.providers import Arrival
+from annotation.quality import (
+    campaign_controls_update,
+    controls_clean,
+    gold_items_add,
+    worker_quality,
+    worker_soft_block,
+    worker_unblock,
+)
+from annotation.selectors import campaign_judgments_frame, campaign_progress, campaign_report
+from annotation.services import assignment_start, campaign_create, judgment_submit, worker_visit
+from tests.factories import ItemFactory, WorkerFactory, likert_payload
+
+GOOD = {"empathy": 4, "relevance": 4, "fluency": 5}
+BAD = {"empathy": 1, "relevance": 1, "fluency": 1}
+
+
+def _answer(assignment, item, answers, *, after: float = 5.0):
+    """Submit ``answers`` as if ``after`` seconds passed since the item was shown."""
+    lease = Lease.objects.get(item=item, worker=assignment.worker)
+    now = lease.created_at + timedelta(seconds=after)
+    return judgment_submit(assignment=assignment, item_id=item.pk, answers=answers, now=now)
+
+
+def _gold(campaign, n=3, fluency=(4, 5)):
+    gold_items_add(
+        campaign=campaign,
+        items=[
+            (f"gold-{i}", likert_payload(100 + i), {"fluency": list(fluency)}) for i in range(n)
+        ],
+    )
+
+
+def _visit(campaign, worker_id):
+    return worker_visit(campaign=campaign, arrival=Arrival(provider="local", worker_id=worker_id))
+
+
+def test_gold_item_payload_and_answers_are_validated_by_the_protocol(campaign):
+    with pytest.raises(InvalidParameters, match="unknown question 'color'"):
+        gold_items_add(campaign=campaign, items=[("g", likert_payload(1), {"color": ["red"]})])
+    with pytest.raises(InvalidParameters, match="between 1 and 5"):
+        gold_items_add(campaign=campaign, items=[("g", likert_payload(1), {"fluency": [9]})])
+    with pytest.raises(InvalidParameters, match="'response'"):
+        gold_items_add(campaign=campaign, items=[("g", {"context": ["x"]}, {"fluency": [5]})])
+    assert not Item.objects.filter(campaign=campaign, gold__isnull=False).exists()
+
+
+def test_gold_items_are_stored_cleaned_and_a_repeat_adds_nothing(campaign):
+    _gold(campaign, n=2)
+    _gold(campaign, n=2)
+    gold = Item.objects.filter(campaign=campaign, gold__isnull=False)
+    assert gold.count() == 2
+    assert gold.first().gold == {"fluency": [4, 5]}
+    with pytest.raises(Conflict):
+        gold_items_add(campaign=campaign, items=[("gold-0", likert_payload(100), {"fluency": [1]})])
+
+
+def test_gold_is_served_near_the_gold_rate_and_each_gold_item_once_per_worker(campaign):
+    ItemFactory.create_batch(34, campaign=campaign)
+    _gold(campaign, n=30)
+    campaign_controls_update(campaign=campaign, values={"gold_rate": 0.5})
+    campaign.items_per_assignment = 100
+    campaign.save()
+    worker = WorkerFactory()
+    assignment = assignment_start(campaign=campaign, worker=worker)
+    served = []
+    for _ in range(40):
+        item = item_next(assignment=assignment)
+        served.append(item.pk)
+        _answer(assignment, item, GOOD)
+    gold = set(
+        Item.objects.filter(campaign=campaign, gold__isnull=False).values_list("pk", flat=True)
+    )
+    n_gold = sum(pk in gold for pk in served)
+    # Binomial(40, 0.5): mean 20, sd 3.2; the bounds are 3 sd either side.
+    assert 10 <= n_gold <= 30
+    assert len(set(served)) == len(served)
+
+
+def test_no_gold_is_served_when_the_rate_is_zero(campaign):
+    _gold(campaign, n=3)
+    assignment = assignment_start(campaign=campaign, worker=WorkerFactory())
+    for _ in range(5):
+        item = item_next(assignment=assignment)
+        assert not item.is_gold
+        _answer(assignment, item, GOOD)
+
+
+def test_gold_items_are_not_limited_by_redundancy(campaign):
+    _gold(campaign, n=1)
+    campaign_controls_update(campaign=campaign, values={"gold_rate": 0.5})
+    gold = Item.objects.get(campaign=campaign, gold__isnull=False)
+    for _ in range(campaign.redundancy + 2):
+        worker = WorkerFactory()
+        assignment = assignment_start(campaign=campaign, worker=worker)
+        Lease.objects.create(
+            item=gold,
+            worker=worker,
+            assignment=assignment,
+            expires_at=timezone.now() + timedelta(minutes=5),
+        )
+        _answer(assignment, gold, GOOD)
+    assert gold.judgments.values("worker").distinct().count() == campaign.redundancy + 2
+
+
+def _force_gold(campaign, assignment, answers):
+    """Lease the worker an unseen gold item and answer it."""
+    gold = (
+        Item.objects.filter(campaign=campaign, gold__isnull=False)
+        .exclude(judgments__worker=assignment.worker)
+        .first()
+    )
+    Lease.objects.filter(worker=assignment.worker).delete()
+    Lease.objects.create(
+        item=gold,
+        worker=assignment.worker,
+        assignment=assignment,
+        expires_at=timezone.now() + timedelta(minutes=5),
+    )
+    return _answer(assignment, gold, answers)
+
+
+def test_worker_under_the_gold_threshold_is_soft_blocked_after_enough_checks(campaign):
+    _gold(campaign, n=4)
+    campaign_controls_update(
+        campaign=campaign, values={"gold_min_answered": 3, "gold_min_accuracy": 0.7}
+    )
+    worker = WorkerFactory()
+    assignment = assignment_start(campaign=campaign, worker=worker)
+    _force_gold(campaign, assignment, BAD)
+    _force_gold(campaign, assignment, BAD)
+    assert not Participation.objects.filter(worker=worker, soft_blocked=True).exists()
+    _force_gold(campaign, assignment, GOOD)  # 1 of 3 right: 33% < 70%
+    participation = Participation.objects.get(campaign=campaign, worker=worker)
+    assert participation.soft_blocked
+    assert "gold accuracy 33% on 3 checks" in participation.reason
+
+
+def test_a_soft_blocked_worker_gets_a_clear_end_and_no_further_items(client, campaign):
+    worker = WorkerFactory(external_id="spammer")
+    assignment = assignment_start(campaign=campaign, worker=worker)
+    item = item_next(assignment=assignment)
+    _answer(assignment, item, GOOD)
+    worker_soft_block(campaign=campaign, worker=worker, reason="test")
+
+    visit = _visit(campaign, "spammer")
+    assert visit.kind == "done" and visit.stop == "blocked"
+    assignment.refresh_from_db()
+    assert assignment.status == "submitted"  # the work so far can still be paid
+    assert not Lease.objects.filter(worker=worker).exists()
+    assert _visit(campaign, "spammer").kind == "stopped"
+
+    page = client.get(f"/task/{campaign.slug}/?workerId=spammer")
+    assert page.status_code == 200
+    assert "There are no more items for you in this study" in page.content.decode()
+    assert 'name="item"' not in page.content.decode()
+
+
+def test_a_soft_blocked_worker_cannot_submit_an_item_they_still_hold(campaign):
+    worker = WorkerFactory()
+    assignment = assignment_start(campaign=campaign, worker=worker)
+    item = item_next(assignment=assignment)
+    worker_soft_block(campaign=campaign, worker=worker, reason="test")
+    with pytest.raises(NotAllowed, match="no more items"):
+        _answer(assignment, item, GOOD)
+    assert not Judgment.objects.filter(worker=worker).exists()
+
+
+def test_blocked_workers_are_flagged_and_left_out_of_reports_until_unblocked(campaign):
+    workers = [WorkerFactory() for _ in range(2)]
+    for worker in workers:
+        assignment = assignment_start(campaign=campaign, worker=worker)
+        _answer(assignment, item_next(assignment=assignment), GOOD)
+    worker_soft_block(campaign=campaign, worker=workers[0], reason="gold")
+    kept = campaign_judgments_frame(campaign)
+    everything = campaign_judgments_frame(campaign, include_flagged=True)
+    assert set(kept["rater"]) == {workers[1].pseudonym}
+    assert everything["flagged"].sum() == 3 and len(everything) == 6
+    assert campaign_report(campaign).tables  # the report builds without the blocked worker
+    worker_unblock(campaign=campaign, worker=workers[0])
+    assert len(campaign_judgments_frame(campaign)) == 6
+
+
+def test_gold_items_never_count_in_reports_or_progress(campaign):
+    _gold(campaign, n=1)
+    gold = Item.objects.get(campaign=campaign, gold__isnull=False)
+    worker = WorkerFactory()
+    assignment = assignment_start(campaign=campaign, worker=worker)
+    Lease.objects.create(
+        item=gold, worker=worker, assignment=assignment, expires_at=timezone.now() + timedelta(1)
+    )
+    _answer(assignment, gold, GOOD)
+    assert "gold-0" not in set(campaign_judgments_frame(campaign)["item"])
+    progress = campaign_progress(campaign)
+    assert (progress.items, progress.done) == (6, 0)
+
+
+def test_an_answer_ten_seconds_too_fast_is_refused_and_stores_nothing(campaign):
+    campaign_controls_update(campaign=campaign, values={"min_seconds_per_item": 15})
+    assignment = assignment_start(campaign=campaign, worker=WorkerFactory())
+    item = item_next(assignment=assignment)
+    with pytest.raises(InvalidAnswer, match="take at least 15 s") as refused:
+        _answer(assignment, item, GOOD, after=5)
+    assert "after 5 s" in refused.value.message
+    assert not Judgment.objects.filter(item=item).exists()
+    assert Lease.objects.filter(item=item, worker=assignment.worker).exists()  # still theirs
+    assert _answer(assignment, item, GOOD, after=15).created
+
+
+def test_a_too_fast_form_submission_shows_the_message_on_the_page(client, campaign):
+    campaign_controls_update(campaign=campaign, values={"min_seconds_per_item": 60})
+    page = client.get(f"/task/{campaign.slug}/?workerId=quick")
+    assert 'data-min-seconds="60' in page.content.decode()
+    html = page.content.decode()
+    token = html.split('name="token" value="')[1].split('"')[0]
+    item = html.split('name="item" value="')[1].split('"')[0]
+    response = client.post(
+        f"/task/{campaign.slug}/submit/?workerId=quick",
+        {"token": token, "item": item, "empathy": "4", "relevance": "4", "fluency": "4"},
+    )
+    assert response.status_code == 400
+    assert "please take at least 60 s" in response.content.decode()
+    assert not Judgment.objects.exists()
+
+
+def test_the_per_worker_cap_stops_a_worker_and_can_change_while_live(campaign):
+    campaign_controls_update(campaign=campaign, values={"max_items_per_worker": 2})
+    worker = WorkerFactory(external_id="eager")
+    for _ in range(2):
+        visit = _visit(campaign, "eager")
+        assert visit.kind == "item"
+        _answer(visit.assignment, visit.item, GOOD)
+    visit = _visit(campaign, "eager")
+    assert visit.stop == "capped" and visit.kind in ("done", "stopped")
+    assert Judgment.objects.filter(worker=worker).values("item").distinct().count() == 2
+    campaign_controls_update(campaign=campaign, values={"max_items_per_worker": 3})
+    assert _visit(campaign, "eager").kind == "item"
+
+
+def test_controls_are_validated_with_a_message_per_setting(campaign):
+    with pytest.raises(InvalidParameters) as refused:
+        controls_clean(
+            {"gold_rate": 0.9, "max_items_per_worker": 1.5, "min_seconds_per_item": "3", "x": 1}
+        )
+    assert set(refused.value.fields) == {
+        "gold_rate",
+        "max_items_per_worker",
+        "min_seconds_per_item",
+        "x",
+    }
+    assert controls_clean({"max_items_per_worker": None}) == {"max_items_per_worker": None}
+    with pytest.raises(InvalidParameters):
+        campaign_create(slug="qc", name="qc", protocol="likert", controls={"gold_rate": -1})
+
+
+def test_worker_statistics_report_count_time_gold_agreement_and_flags(campaign):
+    _gold(campaign, n=3)
+    campaign_controls_update(campaign=campaign, values={"gold_min_answered": 2})
+    careful, sloppy = WorkerFactory(), WorkerFactory()
+    for worker, answers, seconds in ((careful, GOOD, 8), (sloppy, BAD, 1)):
+        assignment = assignment_start(campaign=campaign, worker=worker)
+        for _ in range(3):
+            item = (
+                Item.objects.filter(campaign=campaign, gold__isnull=True)
+                .exclude(judgments__worker=worker)
+                .first()
+            )
+            Lease.objects.filter(worker=worker).delete()
+            Lease.objects.create(
+                item=item,
+                worker=worker,
+                assignment=assignment,
+                expires_at=timezone.now() + timedelta(minutes=5),
+            )
+            _answer(assignment, item, answers, after=seconds)
+        _force_gold(campaign, assignment, answers)
+        _force_gold(campaign, assignment, answers)
+    others = [WorkerFactory(), WorkerFactory()]
+    for other in others:
+        assignment = assignment_start(campaign=campaign, worker=other)
+        for item in Item.objects.filter(campaign=campaign, gold__isnull=True)[:3]:
+            Lease.objects.filter(worker=other).delete()
+            Lease.objects.create(
+                item=item,
+                worker=other,
+                assignment=assignment,
+                expires_at=timezone.now() + timedelta(minutes=5),
+            )
+            _answer(assignment, item, GOOD, after=6)
+    third = others[0]
+
+    stats = worker_quality(campaign).set_index("worker_id")
+    assert stats.loc[careful.pk, "items"] == 3
+    assert stats.loc[careful.pk, "median_seconds"] == pytest.approx(8, abs=0.01)
+    assert stats.loc[careful.pk, "gold_accuracy"] == 1.0
+    assert stats.loc[careful.pk, "loo_agreement"] == 1.0  # agrees with the majority of the others
+    assert stats.loc[careful.pk, "passes"]
+    assert stats.loc[sloppy.pk, "gold_accuracy"] == 0.0
+    assert stats.loc[sloppy.pk, "loo_agreement"] == 0.0
+    assert not stats.loc[sloppy.pk, "passes"]
+    assert set(stats.loc[sloppy.pk, "flags"].split(", ")) == {"soft-blocked", "gold", "fast"}
+    assert stats.loc[third.pk, "gold_answered"] == 0 and stats.loc[third.pk, "passes"]
+    assert stats.loc[careful.pk, "pseudonym"] == careful.pseudonym

@@ -4,6 +4,9 @@ as real ones (``worker_visit``, ``judgment_submit``). Used by the demo, tests an
 - good: answers near the item's true value (small noise);
 - noisy: answers near it with large noise;
 - spammer: answers uniformly at random.
+
+Each answer arrives after a simulated reading time (never under the campaign's minimum), so
+per-worker times in the quality table look like a real crowd's: spammers are the fast ones.
 """
 
 from __future__ import annotations
@@ -11,16 +14,23 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from annotation.exceptions import AnnotationError
-from annotation.models import Campaign, Item, Worker
+from annotation.models import Campaign, Item, Lease, Worker
 from annotation.protocols import registry
 from annotation.protocols.base import Reliability
 from annotation.providers import Arrival
-from annotation.services import judgment_submit, worker_visit
+from annotation.services import judgment_submit, presentation_seed, worker_visit
 
 Truth = Callable[[Item], Mapping[str, Any] | None]
+# Mean and standard deviation of the seconds a simulated worker takes per item.
+_THINK_SECONDS: dict[Reliability, tuple[float, float]] = {
+    "good": (9.0, 3.0),
+    "noisy": (6.0, 2.0),
+    "spammer": (1.5, 0.5),
+}
 
 
 @dataclass(frozen=True)
@@ -81,19 +91,33 @@ def crowd_run(
             visit = worker_visit(campaign=campaign, arrival=arrival)
             if visit.kind == "done":
                 continue  # the next visit opens a new assignment
-            if visit.kind == "nothing":
+            if visit.kind in ("nothing", "stopped"):
                 active.remove(sim)
                 continue
             assert visit.item is not None and visit.assignment is not None
+            shown = protocol.presentation(
+                parameters,
+                visit.item.payload,
+                presentation_seed(item=visit.item, worker=visit.assignment.worker),
+            )
             answers = protocol.simulate_answers(
                 parameters,
                 visit.item.payload,
+                shown,
                 truth(visit.item) if truth else None,
                 sim.reliability,
                 rng,
             )
+            lease = Lease.objects.get(item=visit.item, worker=visit.assignment.worker)
+            mean, sd = _THINK_SECONDS[sim.reliability]
+            think = max(rng.gauss(mean, sd), 0.5, campaign.min_seconds_per_item)
             try:
-                judgment_submit(assignment=visit.assignment, item_id=visit.item.pk, answers=answers)
+                judgment_submit(
+                    assignment=visit.assignment,
+                    item_id=visit.item.pk,
+                    answers=answers,
+                    now=lease.created_at + timedelta(seconds=think),
+                )
             except AnnotationError as exc:
                 run.errors.append(f"{sim.external_id}: {exc.message}")
                 continue

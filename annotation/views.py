@@ -152,6 +152,7 @@ def _preview(request: HttpRequest, campaign: Campaign) -> HttpResponse:
         "preview": True,
         "protocol_template": protocol.template_name,
         "payload": item.payload if item else None,
+        "shown": protocol.presentation(parameters, item.payload, "preview") if item else {},
         "fields": _fields(protocol.questions(parameters), None, None),
         "total": campaign.items_per_assignment,
         "visit": Visit(kind="item", position=1),

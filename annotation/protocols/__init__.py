@@ -2,6 +2,7 @@
 
 from annotation.protocols.base import Protocol, Question, Report
 from annotation.protocols.likert import LikertProtocol
+from annotation.protocols.pairwise import PairwiseProtocol
 
 
 class Registry:
@@ -24,6 +25,7 @@ class Registry:
 
 registry = Registry(
     LikertProtocol(),
+    PairwiseProtocol(),
 )
 
 __all__ = ["Protocol", "Question", "Report", "registry"]

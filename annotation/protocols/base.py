@@ -133,8 +133,13 @@ class Protocol(ABC):
                     break
         raise InvalidParameters(f"Gold value {value!r} for {question!r}: {problem}")
 
-    def gold_correct(self, gold: Mapping[str, list[Any]], answers: Mapping[str, Any]) -> bool:
-        """Tell whether stored answers match every gold question."""
+    def gold_correct(
+        self,
+        gold: Mapping[str, list[Any]],
+        answers: Mapping[str, Any],
+        presentation: Mapping[str, Any],
+    ) -> bool:
+        """Tell whether stored answers (given what was shown) match every gold question."""
         return all(answers.get(question) in accepted for question, accepted in gold.items())
 
     @abstractmethod
@@ -152,8 +157,12 @@ class Protocol(ABC):
         self,
         parameters: Mapping[str, Any],
         payload: Mapping[str, Any],
+        shown: Mapping[str, Any],
         truth: Mapping[str, Any] | None,
         reliability: Reliability,
         rng: random.Random,
     ) -> dict[str, str]:
-        """Answer like a simulated worker of the given reliability would, as form strings."""
+        """Answer like a simulated worker of the given reliability would, as form strings.
+
+        ``shown`` is the worker's ``presentation`` of the item (e.g. the order of responses).
+        """

@@ -250,6 +250,7 @@ class LikertProtocol(Protocol):
         self,
         parameters: Mapping[str, Any],
         payload: Mapping[str, Any],
+        shown: Mapping[str, Any],
         truth: Mapping[str, Any] | None,
         reliability: Reliability,
         rng: random.Random,

@@ -1,0 +1,349 @@
+"""A/B comparison of two models' responses (PROTOCOLS.md §3; Rashkin et al. 2019).
+
+The worker sees a context and two responses in random order and chooses the first, the
+second, both equally, or neither. The order each worker saw is stored with the judgment, and
+the report turns "first"/"second" back into models. Only examples whose two responses differ
+(after whitespace and case normalisation) become items. The report gives per pair the wins,
+A:B ratio and sign test, the ratio heatmap over all pairs (ED's Figure 5), averages over named
+groups of pairs (ED's Table 5), and a Bradley–Terry ranking with bootstrap CIs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from annotation import ranking, reports
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.protocols.base import Protocol, Question, Reliability, Report
+
+CHOICES: tuple[tuple[str, str], ...] = (
+    ("first", "The first response"),
+    ("second", "The second response"),
+    ("both", "Both equally"),
+    ("neither", "Neither"),
+)
+# A stored choice, given the order shown, as an outcome of ranking.OUTCOMES.
+_OUTCOME = {"both": "both", "neither": "neither"}
+
+
+def normalise(text: str) -> str:
+    """Return ``text`` lower-cased with runs of whitespace made one space (for comparison)."""
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def pairwise_items(
+    examples: Sequence[tuple[str, Sequence[str]]],
+    responses: Mapping[str, Sequence[str]],
+    pairs: Sequence[tuple[str, str]],
+) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+    """Return (key, payload) items for each example and model pair, and how many were skipped.
+
+    ``responses`` maps a model to its responses, one per example in order. An example whose
+    two responses are the same after normalisation is skipped (PROTOCOLS.md §3).
+    """
+    for model, replies in responses.items():
+        if len(replies) != len(examples):
+            raise ValueError(f"{model}: {len(replies)} responses for {len(examples)} examples")
+    items, skipped = [], 0
+    for model_a, model_b in pairs:
+        for name in (model_a, model_b):
+            if name not in responses:
+                raise ValueError(f"no responses for model {name!r}")
+        for i, (example, context) in enumerate(examples):
+            a, b = responses[model_a][i], responses[model_b][i]
+            if normalise(a) == normalise(b):
+                skipped += 1
+                continue
+            payload = {
+                "context": list(context),
+                "model_a": model_a,
+                "response_a": a,
+                "model_b": model_b,
+                "response_b": b,
+                "example": example,
+            }
+            items.append((f"{example}/{model_a}~{model_b}", payload))
+    return items, skipped
+
+
+class PairwiseProtocol(Protocol):
+    """Choose the better of two responses, or both, or neither."""
+
+    name = "pairwise"
+    title = "A/B comparison of two responses"
+    template_name = "annotation/protocols/pairwise.html"
+
+    def default_parameters(self) -> dict[str, Any]:
+        return {
+            "question": "Which response is better in this conversation?",
+            "min_judgments_per_pair": 50,
+            "groups": {},
+            "bt_prior": 0.5,
+            "n_boot": 1000,
+        }
+
+    def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(parameters, Mapping):
+            raise InvalidParameters("Parameters must be a JSON object.")
+        cleaned = self.default_parameters()
+        unknown = sorted(set(parameters) - set(cleaned))
+        if unknown:
+            raise InvalidParameters(
+                f"Unknown A/B parameter(s): {', '.join(unknown)}. Known: {', '.join(cleaned)}."
+            )
+        cleaned.update(parameters)
+        errors: dict[str, str] = {}
+        if not isinstance(cleaned["question"], str) or not cleaned["question"].strip():
+            errors["question"] = "Give the question the worker answers."
+        for key, low, high in (("min_judgments_per_pair", 1, 100_000), ("n_boot", 0, 100_000)):
+            value = cleaned[key]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                errors[key] = f"Must be a whole number from {low} to {high}."
+        prior = cleaned["bt_prior"]
+        if isinstance(prior, bool) or not isinstance(prior, int | float) or not 0 <= prior <= 10:
+            errors["bt_prior"] = "Must be a number of virtual wins from 0 to 10."
+        groups = cleaned["groups"]
+        if not isinstance(groups, Mapping) or not all(
+            isinstance(name, str)
+            and isinstance(pairs, list)
+            and all(
+                isinstance(p, list | tuple)
+                and len(p) == 2
+                and all(isinstance(m, str) and m for m in p)
+                for p in pairs
+            )
+            for name, pairs in groups.items()
+        ):
+            errors["groups"] = "Must map a group name to a list of [model A, model B] pairs."
+        if errors:
+            raise InvalidParameters("Invalid A/B parameters.", fields=errors)
+        cleaned["groups"] = {n: [list(p) for p in ps] for n, ps in groups.items()}
+        return cleaned
+
+    def clean_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(payload, Mapping):
+            raise InvalidParameters("An item must be a JSON object.")
+        context = payload.get("context")
+        if (
+            not isinstance(context, list)
+            or not context
+            or not all(isinstance(t, str) and t.strip() for t in context)
+        ):
+            raise InvalidParameters("'context' must be a non-empty list of utterances.")
+        for f in ("model_a", "response_a", "model_b", "response_b"):
+            if not isinstance(payload.get(f), str) or not payload[f].strip():
+                raise InvalidParameters(f"'{f}' must be a non-empty string.")
+        if payload["model_a"].strip() == payload["model_b"].strip():
+            raise InvalidParameters("The two models of an A/B item must differ.")
+        if normalise(payload["response_a"]) == normalise(payload["response_b"]):
+            raise InvalidParameters("The two responses are the same; only differing pairs count.")
+        example = payload.get("example", "")
+        if not isinstance(example, str):
+            raise InvalidParameters("'example' must be a string.")
+        cleaned = {
+            f: payload[f].strip() for f in ("model_a", "response_a", "model_b", "response_b")
+        }
+        return {"context": [t.strip() for t in context], **cleaned, "example": example}
+
+    def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
+        return [Question(key="choice", text=parameters["question"], choices=CHOICES)]
+
+    def presentation(
+        self, parameters: Mapping[str, Any], payload: Mapping[str, Any], seed: str
+    ) -> dict[str, Any]:
+        flip = int(hashlib.sha256(seed.encode()).hexdigest(), 16) % 2
+        return {"order": ["b", "a"] if flip else ["a", "b"]}
+
+    def clean_answers(
+        self, parameters: Mapping[str, Any], answers: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        errors: dict[str, str] = {}
+        raw = answers.get("choice")
+        if raw is None or raw == "":
+            errors["choice"] = "Please choose one of the four answers."
+        elif raw not in dict(CHOICES):
+            errors["choice"] = f"Choose first, second, both or neither, not {str(raw)[:20]!r}."
+        for extra in sorted(set(answers) - {"choice"}):
+            errors[str(extra)[:64]] = "This study asks no such question."
+        if errors:
+            raise InvalidAnswer("Some answers are missing or not valid.", fields=errors)
+        return {"choice": raw}
+
+    def clean_gold(
+        self, parameters: Mapping[str, Any], gold: Mapping[str, Any]
+    ) -> dict[str, list[Any]]:
+        """Gold answers name the model's side, not the shown position: "a", "b", both, neither."""
+        accepted = gold.get("choice") if isinstance(gold, Mapping) else None
+        values = accepted if isinstance(accepted, list) else [accepted]
+        if (
+            set(gold if isinstance(gold, Mapping) else {}) != {"choice"}
+            or not values
+            or not set(values) <= set(ranking.OUTCOMES)
+        ):
+            raise InvalidParameters(
+                'A/B gold answers are {"choice": [...]} with values "a", "b", "both", "neither" '
+                "(the model's side, since the order shown is random)."
+            )
+        return {"choice": list(values)}
+
+    def gold_correct(
+        self,
+        gold: Mapping[str, list[Any]],
+        answers: Mapping[str, Any],
+        presentation: Mapping[str, Any],
+    ) -> bool:
+        return outcome(answers.get("choice"), presentation) in gold["choice"]
+
+    def report(
+        self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
+    ) -> Report:
+        report = Report(title="A/B comparisons: wins, ratios and Bradley–Terry ranking")
+        data = pairwise_outcomes(items, judgments)
+        pairs = ranking.pair_table(data)
+        report.tables["pairs"] = pairs
+        if data.empty:
+            report.notes.append("No judgments yet.")
+            return report
+        models = sorted(set(data["a"]) | set(data["b"]))
+        matrix = ranking.ratio_matrix(pairs, models)
+        report.tables["ratios"] = matrix.reset_index()
+        if parameters["groups"]:
+            report.tables["groups"] = ranking.group_ratios(matrix, parameters["groups"])
+        report.tables["bradley_terry"] = ranking.bradley_terry(
+            data, prior=float(parameters["bt_prior"]), n_boot=int(parameters["n_boot"])
+        )
+        report.tables["agreement"] = reports.agreement_table(
+            data.assign(group="choice", value=data["outcome"]),
+            level="nominal",
+            names={"choice": "A/B choice (a, b, both, neither)"},
+            n_boot=int(parameters["n_boot"]),
+        )
+        n_min = int(parameters["min_judgments_per_pair"])
+        few = [f"{r.model_a} vs {r.model_b} ({r.n})" for r in pairs.itertuples() if r.n < n_min]
+        if few:
+            report.notes.append(
+                f"Fewer than {n_min} judgments (the protocol's minimum) for: {', '.join(few)}."
+            )
+        report.notes.append(
+            "Ratio = times the row model was chosen over the column model : the reverse; "
+            "'both' and 'neither' count for neither side. Bradley–Terry strengths are log-"
+            "strengths (mean 0) with 'both' as half a win each way and 'neither' left out "
+            f"({parameters['bt_prior']} virtual wins each way per pair that met); 95% CIs are "
+            "a bootstrap over items."
+        )
+        report.figures["ratio_heatmap"] = heatmap_figure(matrix)
+        report.figures["bradley_terry"] = ranking_figure(report.tables["bradley_terry"])
+        return report
+
+    def simulate_answers(
+        self,
+        parameters: Mapping[str, Any],
+        payload: Mapping[str, Any],
+        shown: Mapping[str, Any],
+        truth: Mapping[str, Any] | None,
+        reliability: Reliability,
+        rng: random.Random,
+    ) -> dict[str, str]:
+        """Pick by the truth's ``quality`` per model (higher is better); spammers pick at random.
+
+        The choice is given as the worker saw it: "first" is whichever side was shown first.
+        """
+        if reliability == "spammer" or not truth:
+            return {"choice": rng.choice([c for c, _ in CHOICES])}
+        noise = 0.4 if reliability == "good" else 1.2
+        qa = float(truth["quality"][payload["model_a"]]) + rng.gauss(0, noise)
+        qb = float(truth["quality"][payload["model_b"]]) + rng.gauss(0, noise)
+        if abs(qa - qb) < 0.25:
+            return {"choice": "both" if min(qa, qb) > 0.5 else "neither"}
+        better = "a" if qa > qb else "b"
+        order = shown.get("order") or ["a", "b"]
+        return {"choice": "first" if order[0] == better else "second"}
+
+
+def outcome(choice: Any, presentation: Mapping[str, Any] | None) -> str | None:
+    """Return the outcome ("a", "b", "both", "neither") of a stored choice, given the order."""
+    order = (presentation or {}).get("order") or ["a", "b"]
+    if choice == "first":
+        return str(order[0])
+    if choice == "second":
+        return str(order[1])
+    return _OUTCOME.get(choice)
+
+
+def pairwise_outcomes(items: pd.DataFrame, judgments: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per judgment: ``item``, ``rater``, ``a``, ``b`` (models), ``outcome``.
+
+    ``judgments`` needs the ``presentation`` column: the order each worker saw.
+    """
+    columns = ["item", "rater", "a", "b", "outcome"]
+    choices = judgments[judgments["question"] == "choice"] if len(judgments) else judgments
+    if choices.empty:
+        return pd.DataFrame(columns=columns)
+    payloads = items.set_index("item")["payload"]
+    frame = pd.DataFrame(
+        {
+            "item": choices["item"].to_numpy(),
+            "rater": choices["rater"].to_numpy(),
+            "a": choices["item"].map(lambda k: payloads[k]["model_a"]).to_numpy(),
+            "b": choices["item"].map(lambda k: payloads[k]["model_b"]).to_numpy(),
+            "outcome": [
+                outcome(v, p)
+                for v, p in zip(choices["value"], choices["presentation"], strict=True)
+            ],
+        }
+    )
+    return frame[columns]
+
+
+def heatmap_figure(matrix: pd.DataFrame) -> Figure:
+    """Draw the A:B ratio heatmap (row over column, log colour scale), as ED's Figure 5."""
+    k = len(matrix)
+    fig = Figure(figsize=(2.2 + 0.9 * k, 1.6 + 0.8 * k))
+    ax = fig.subplots()
+    values = matrix.to_numpy(dtype=float)
+    finite = np.where(np.isfinite(values) & (values > 0), values, np.nan)
+    shown = np.log2(finite)
+    limit = max(1.0, float(np.nanmax(np.abs(shown))) if np.isfinite(shown).any() else 1.0)
+    image = ax.imshow(shown, cmap="RdBu", vmin=-limit, vmax=limit)
+    for i in range(k):
+        for j in range(k):
+            v = values[i, j]
+            text = "" if np.isnan(v) else ("∞" if np.isinf(v) else f"{v:.2f}")
+            ax.text(j, i, text, ha="center", va="center", fontsize="small")
+    ax.set_xticks(range(k), matrix.columns, rotation=45, ha="right")
+    ax.set_yticks(range(k), matrix.index)
+    ax.set_xlabel("compared with")
+    ax.set_ylabel("chosen model")
+    fig.colorbar(image, ax=ax, label="log₂ ratio")
+    fig.tight_layout()
+    return fig
+
+
+def ranking_figure(table: pd.DataFrame) -> Figure:
+    """Draw Bradley–Terry log-strengths with their 95% CIs, best at the top."""
+    fig = Figure(figsize=(5.5, 1.2 + 0.45 * max(1, len(table))))
+    ax = fig.subplots()
+    rows = table.iloc[::-1]
+    y = np.arange(len(rows))
+    strength = rows["strength"].to_numpy(dtype=float)
+    errors = np.vstack(
+        [
+            strength - rows["ci_low"].to_numpy(dtype=float),
+            rows["ci_high"].to_numpy(dtype=float) - strength,
+        ]
+    )
+    ax.errorbar(strength, y, xerr=np.nan_to_num(errors), fmt="o", capsize=3)
+    ax.set_yticks(y, rows["model"])
+    ax.axvline(0, color="grey", linewidth=0.5)
+    ax.set_xlabel("Bradley–Terry log-strength (95% CI)")
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,233 @@
+"""Paired-comparison statistics: win tables, A:B ratios, sign tests and Bradley–Terry ranking.
+
+Input is a long DataFrame of outcomes, one row per judgment, with columns ``item``, ``a`` and
+``b`` (the two models compared) and ``outcome``: ``"a"`` (a chosen), ``"b"``, ``"both"``
+(both equally good) or ``"neither"``. Pure pandas/numpy/scipy; no ORM. ``docs/statistics.md``
+states the conventions:
+
+- the A:B ratio is wins of A over B divided by wins of B over A (ED, Rashkin et al. 2019,
+  Figure 5); "both" and "neither" count in neither side;
+- the sign test is the two-sided exact binomial test of A's wins among decisive judgments;
+- Bradley–Terry counts "both" as half a win each way and leaves "neither" out (it says
+  nothing about which is better; its rate is reported separately); each pair that met gets
+  ``prior`` virtual wins each way, which keeps strengths finite when a model never loses;
+  CIs are percentiles of a bootstrap over items.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binomtest
+
+OUTCOMES = ("a", "b", "both", "neither")
+PAIR_COLUMNS = [
+    "model_a",
+    "model_b",
+    "n",
+    "a_wins",
+    "b_wins",
+    "both",
+    "neither",
+    "ratio",
+    "sign_test_p",
+]
+BT_COLUMNS = ["rank", "model", "strength", "ci_low", "ci_high", "n", "win_rate", "neither_rate"]
+
+
+def _canonical(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Orient every comparison so that ``a`` < ``b`` by name, flipping the outcome with it."""
+    bad = set(outcomes["outcome"]) - set(OUTCOMES)
+    if bad:
+        raise ValueError(f"unknown outcome(s) {sorted(map(str, bad))}; use {OUTCOMES}")
+    if (outcomes["a"] == outcomes["b"]).any():
+        raise ValueError("a model cannot be compared with itself")
+    flip = outcomes["a"] > outcomes["b"]
+    swapped = outcomes["outcome"].map({"a": "b", "b": "a", "both": "both", "neither": "neither"})
+    return pd.DataFrame(
+        {
+            "item": outcomes["item"],
+            "a": outcomes["a"].where(~flip, outcomes["b"]),
+            "b": outcomes["b"].where(~flip, outcomes["a"]),
+            "outcome": outcomes["outcome"].where(~flip, swapped),
+        }
+    )
+
+
+def pair_table(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """Return per model pair: n, wins each way, both, neither, A:B ratio, sign-test p.
+
+    The ratio is inf when B never won and A did, NaN when neither won; the p-value is NaN
+    without decisive judgments.
+    """
+    if outcomes.empty:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    data = _canonical(outcomes)
+    counts = (
+        data.groupby(["a", "b"])["outcome"]
+        .value_counts()
+        .unstack(fill_value=0)
+        .reindex(columns=list(OUTCOMES), fill_value=0)
+    )
+    rows = []
+    for (a, b), row in counts.iterrows():
+        wins_a, wins_b = int(row["a"]), int(row["b"])
+        decisive = wins_a + wins_b
+        rows.append(
+            {
+                "model_a": a,
+                "model_b": b,
+                "n": int(row.sum()),
+                "a_wins": wins_a,
+                "b_wins": wins_b,
+                "both": int(row["both"]),
+                "neither": int(row["neither"]),
+                "ratio": _ratio(wins_a, wins_b),
+                "sign_test_p": binomtest(wins_a, decisive, 0.5).pvalue if decisive else np.nan,
+            }
+        )
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+def _ratio(wins: float, losses: float) -> float:
+    if losses:
+        return wins / losses
+    return np.inf if wins else np.nan
+
+
+def ratio_matrix(pairs: pd.DataFrame, models: list[str] | None = None) -> pd.DataFrame:
+    """Return the full square of A:B ratios (row model over column model) from a pair table.
+
+    Cells of pairs never compared, and the diagonal, are NaN.
+    """
+    names = models or sorted(set(pairs["model_a"]) | set(pairs["model_b"]))
+    matrix = pd.DataFrame(np.nan, index=names, columns=names, dtype=float)
+    for row in pairs.itertuples():
+        if row.model_a in matrix.index and row.model_b in matrix.index:
+            matrix.loc[row.model_a, row.model_b] = _ratio(row.a_wins, row.b_wins)
+            matrix.loc[row.model_b, row.model_a] = _ratio(row.b_wins, row.a_wins)
+    matrix.index.name = "model"
+    return matrix
+
+
+def group_ratios(matrix: pd.DataFrame, groups: dict[str, list[list[str]]]) -> pd.DataFrame:
+    """Average the A:B ratios of each named group of (A, B) pairs (ED's Table 5).
+
+    Pairs not compared yet are skipped and counted; an infinite ratio makes the mean inf.
+    """
+    rows = []
+    for name, pairs in groups.items():
+        values = [
+            matrix.loc[a, b]
+            for a, b in pairs
+            if a in matrix.index and b in matrix.columns and not np.isnan(matrix.loc[a, b])
+        ]
+        rows.append(
+            {
+                "group": name,
+                "pairs": len(pairs),
+                "pairs_with_data": len(values),
+                "mean_ratio": float(np.mean(values)) if values else np.nan,
+            }
+        )
+    return pd.DataFrame(rows, columns=["group", "pairs", "pairs_with_data", "mean_ratio"])
+
+
+def _fit(wins: np.ndarray, *, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:
+    """Fit Bradley–Terry strengths by Hunter's (2004) MM algorithm; return log-strengths.
+
+    ``wins[i, j]`` is how often i beat j (ties already split). Models with no comparison at
+    all get NaN; log-strengths of the others have mean 0.
+    """
+    games = wins + wins.T
+    seen = games.sum(axis=1) > 0
+    w, g = wins[np.ix_(seen, seen)], games[np.ix_(seen, seen)]
+    total = w.sum(axis=1)
+    p = np.ones(len(total))
+    for _ in range(max_iter):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            denom = np.where(g > 0, g / (p[:, None] + p[None, :]), 0.0).sum(axis=1)
+        new = total / denom
+        new /= np.exp(np.mean(np.log(new)))
+        if np.max(np.abs(np.log(new) - np.log(p))) < tol:
+            p = new
+            break
+        p = new
+    strength = np.full(len(wins), np.nan)
+    strength[seen] = np.log(p)
+    return strength
+
+
+def _wins(
+    index_a: np.ndarray,
+    index_b: np.ndarray,
+    score: np.ndarray,
+    k: int,
+    weight: np.ndarray | None = None,
+) -> np.ndarray:
+    """Return the k × k matrix of (weighted) wins, a tie being half a win each way."""
+    wins = np.zeros((k, k))
+    w = np.ones(len(score)) if weight is None else weight
+    np.add.at(wins, (index_a, index_b), w * score)
+    np.add.at(wins, (index_b, index_a), w * (1 - score))
+    return wins
+
+
+def bradley_terry(
+    outcomes: pd.DataFrame, *, prior: float = 0.5, n_boot: int = 1000, seed: int = 0
+) -> pd.DataFrame:
+    """Rank models by Bradley–Terry log-strength (mean 0) with 95% bootstrap CIs over items.
+
+    Returns the BT_COLUMNS, best first: ``win_rate`` counts "both" as half a win over all
+    non-"neither" judgments, ``neither_rate`` is the share of "neither" among all of the
+    model's judgments.
+    """
+    if prior < 0:
+        raise ValueError("the prior must be >= 0")
+    if outcomes.empty:
+        return pd.DataFrame(columns=BT_COLUMNS)
+    data = _canonical(outcomes)
+    models = sorted(set(data["a"]) | set(data["b"]))
+    index = {m: i for i, m in enumerate(models)}
+    decided = data[data["outcome"] != "neither"]
+    ia = decided["a"].map(index).to_numpy()
+    ib = decided["b"].map(index).to_numpy()
+    score = decided["outcome"].map({"a": 1.0, "b": 0.0, "both": 0.5}).to_numpy()
+    k = len(models)
+    met = _wins(ia, ib, np.ones(len(score)), k) > 0
+    virtual = prior * (met | met.T)
+
+    point = _fit(_wins(ia, ib, score, k) + virtual)
+    items, codes = np.unique(decided["item"].astype(str).to_numpy(), return_inverse=True)
+    rng = np.random.default_rng(seed)
+    draws = np.empty((n_boot, k))
+    for r in range(n_boot):
+        weight = np.bincount(rng.integers(0, len(items), len(items)), minlength=len(items))
+        draws[r] = _fit(_wins(ia, ib, score, k, weight[codes].astype(float)) + virtual)
+    low, high = point, point
+    if n_boot:
+        with warnings.catch_warnings():  # a model absent from a whole draw gives an all-NaN column
+            warnings.simplefilter("ignore", RuntimeWarning)
+            low, high = np.nanpercentile(draws, [2.5, 97.5], axis=0)
+
+    appear = pd.concat([data["a"], data["b"]])
+    n = appear.value_counts()
+    neither = pd.concat([data.loc[data["outcome"] == "neither", c] for c in ("a", "b")])
+    won = pd.concat([decided["a"], decided["b"]], ignore_index=True).to_frame("model")
+    won["score"] = np.concatenate([score, 1 - score])
+    table = pd.DataFrame(
+        {
+            "model": models,
+            "strength": point,
+            "ci_low": low,
+            "ci_high": high,
+            "n": [int(n.get(m, 0)) for m in models],
+            "win_rate": [won.loc[won["model"] == m, "score"].mean() for m in models],
+            "neither_rate": [neither.eq(m).sum() / n.get(m, 1) for m in models],
+        }
+    )
+    table = table.sort_values("strength", ascending=False, ignore_index=True)
+    table.insert(0, "rank", np.arange(1, len(table) + 1))
+    return table[BT_COLUMNS]

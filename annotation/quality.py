@@ -207,16 +207,19 @@ def _gold_counts(
     if worker_ids is not None:
         rows = rows.filter(worker_id__in=worker_ids)
     answers: dict[tuple[int, int], dict[str, Any]] = {}
+    shown: dict[tuple[int, int], dict[str, Any]] = {}
     golds: dict[int, dict[str, list[Any]]] = {}
-    for worker_id, item_id, gold, question, value in rows.values_list(
-        "worker_id", "item_id", "item__gold", "question", "value"
+    for worker_id, item_id, gold, question, value, presentation in rows.values_list(
+        "worker_id", "item_id", "item__gold", "question", "value", "presentation"
     ):
         answers.setdefault((worker_id, item_id), {})[question] = value
+        shown[worker_id, item_id] = presentation
         golds[item_id] = gold
     counts: dict[int, tuple[int, int]] = {}
     for (worker_id, item_id), given in answers.items():
         answered, correct = counts.get(worker_id, (0, 0))
-        counts[worker_id] = (answered + 1, correct + protocol.gold_correct(golds[item_id], given))
+        right = protocol.gold_correct(golds[item_id], given, shown[worker_id, item_id])
+        counts[worker_id] = (answered + 1, correct + right)
     return counts
 
 

@@ -57,7 +57,7 @@ def campaign_create(
     name: str,
     protocol: str,
     parameters: Mapping[str, Any] | None = None,
-    redundancy: int = 1,
+    redundancy: int | None = None,
     items_per_assignment: int = 10,
     lease_seconds: int | None = None,
     owner: User | None = None,
@@ -65,8 +65,8 @@ def campaign_create(
 ) -> Campaign:
     """Create a draft campaign whose parameters the protocol has validated.
 
-    ``controls`` sets quality control (see ``quality.CONTROLS``); the minimum time per item
-    starts at the protocol's own default.
+    ``controls`` sets quality control (see ``quality.CONTROLS``). Redundancy and the minimum
+    time per item start at the protocol's own defaults (SSA: 5 workers per response).
     """
     if not _SLUG.match(slug):
         raise InvalidParameters(
@@ -77,6 +77,7 @@ def campaign_create(
         proto = registry.get(protocol)
     except KeyError as exc:
         raise InvalidParameters(str(exc.args[0])) from None
+    redundancy = proto.default_redundancy if redundancy is None else redundancy
     for field, value, low in (
         ("redundancy", redundancy, 1),
         ("items_per_assignment", items_per_assignment, 1),

@@ -3,6 +3,7 @@
 from annotation.protocols.base import Protocol, Question, Report
 from annotation.protocols.likert import LikertProtocol
 from annotation.protocols.pairwise import PairwiseProtocol
+from annotation.protocols.ssa import SSAProtocol
 
 
 class Registry:
@@ -26,6 +27,7 @@ class Registry:
 registry = Registry(
     LikertProtocol(),
     PairwiseProtocol(),
+    SSAProtocol(),
 )
 
 __all__ = ["Protocol", "Question", "Report", "registry"]

@@ -47,7 +47,8 @@ class Protocol(ABC):
     name: ClassVar[str]
     title: ClassVar[str]
     template_name: ClassVar[str]
-    # The minimum seconds per item that a new campaign of this protocol starts with.
+    # What a new campaign of this protocol starts with: workers per item, seconds per item.
+    default_redundancy: ClassVar[int] = 1
     default_min_seconds: ClassVar[float] = 0.0
 
     @abstractmethod

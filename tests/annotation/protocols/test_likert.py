@@ -130,10 +130,12 @@ def test_spammer_answers_cover_the_scale_and_good_workers_stay_near_the_truth():
     rng = random.Random(1)
     truth = {"empathy": 4.0, "relevance": 4.0, "fluency": 4.0}
     spam = [
-        LIKERT.simulate_answers(PARAMS, {}, {}, truth, "spammer", rng)["empathy"] for _ in range(200)
+        LIKERT.simulate_answers(PARAMS, {}, {}, truth, "spammer", rng)["empathy"]
+        for _ in range(200)
     ]
     good = [
-        int(LIKERT.simulate_answers(PARAMS, {}, {}, truth, "good", rng)["empathy"]) for _ in range(200)
+        int(LIKERT.simulate_answers(PARAMS, {}, {}, truth, "good", rng)["empathy"])
+        for _ in range(200)
     ]
     assert set(spam) == {"1", "2", "3", "4", "5"}
     assert 3.7 < sum(good) / len(good) < 4.3

@@ -1,0 +1,267 @@
+"""Sensibleness and Specificity (SSA) of responses in context (PROTOCOLS.md §6; Meena).
+
+The worker answers "sensible?" and, only if yes, "specific?"; a response that is not
+sensible is stored as not specific by rule, and "not sensible but specific" is refused.
+Five workers per response, majority per question. The report gives per model sensibleness,
+specificity and SSA (their average) with bootstrap CIs, and per question the % agreement and
+Krippendorff's alpha (Meena's Table 1). The same protocol labels the bot turns of live chats
+(interactive SSA) and of human–human conversations: an item is a context and one response.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annotation import aggregation, agreement, reports
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.protocols.base import Protocol, Question, Reliability, Report
+from annotation.protocols.likert import LikertProtocol
+
+# Meena's instructions (Adiwardana et al. 2020, §2.1 and Appendix).
+SENSIBLE = (
+    "Does the response make sense? Use your common sense: is it completely reasonable in "
+    "context? If anything seems off (confusing, illogical, out of context, factually wrong), "
+    "it does not make sense."
+)
+SPECIFIC = (
+    "Is the response specific to the context? A response that could be used in dozens of "
+    'different contexts is not specific ("That\'s nice" to "I love tennis").'
+)
+YES_NO: tuple[tuple[str, str], ...] = (("yes", "Yes"), ("no", "No"))
+QUESTIONS = ("sensible", "specific")
+# Probability that a simulated worker of each reliability answers a question correctly.
+_SIM_ACCURACY = {"good": 0.9, "noisy": 0.7}
+
+
+class SSAProtocol(Protocol):
+    """Label a response sensible or not, then (if sensible) specific or not."""
+
+    name = "ssa"
+    title = "Sensibleness and specificity (SSA)"
+    template_name = "annotation/protocols/ssa.html"
+    default_redundancy = 5
+
+    def default_parameters(self) -> dict[str, Any]:
+        return {"sensible_question": SENSIBLE, "specific_question": SPECIFIC, "n_boot": 1000}
+
+    def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(parameters, Mapping):
+            raise InvalidParameters("Parameters must be a JSON object.")
+        cleaned = self.default_parameters()
+        unknown = sorted(set(parameters) - set(cleaned))
+        if unknown:
+            raise InvalidParameters(
+                f"Unknown SSA parameter(s): {', '.join(unknown)}. Known: {', '.join(cleaned)}."
+            )
+        cleaned.update(parameters)
+        errors = {
+            key: "Give the question's text."
+            for key in ("sensible_question", "specific_question")
+            if not isinstance(cleaned[key], str) or not cleaned[key].strip()
+        }
+        n_boot = cleaned["n_boot"]
+        if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 0 <= n_boot <= 100_000:
+            errors["n_boot"] = "Must be a whole number from 0 to 100000."
+        if errors:
+            raise InvalidParameters("Invalid SSA parameters.", fields=errors)
+        return cleaned
+
+    def clean_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        # The same item as a Likert rating: a context, one response and its model.
+        return LikertProtocol().clean_item(payload)
+
+    def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
+        return [
+            Question(key="sensible", text=parameters["sensible_question"], choices=YES_NO),
+            Question(
+                key="specific",
+                text=parameters["specific_question"],
+                choices=YES_NO,
+                only_if=("sensible", "yes"),
+            ),
+        ]
+
+    def clean_answers(
+        self, parameters: Mapping[str, Any], answers: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        errors: dict[str, str] = {}
+        sensible, specific = answers.get("sensible"), answers.get("specific")
+        if sensible in (None, ""):
+            errors["sensible"] = "Please say whether the response makes sense."
+        elif sensible not in ("yes", "no"):
+            errors["sensible"] = f"Answer yes or no, not {str(sensible)[:20]!r}."
+        if specific not in (None, "", "yes", "no"):
+            errors["specific"] = f"Answer yes or no, not {str(specific)[:20]!r}."
+        elif sensible == "no" and specific == "yes":
+            errors["specific"] = "A response that does not make sense cannot be specific."
+        elif sensible == "yes" and specific in (None, ""):
+            errors["specific"] = "Please say whether the response is specific."
+        for extra in sorted(set(answers) - set(QUESTIONS)):
+            errors[str(extra)[:64]] = "This study asks no such question."
+        if errors:
+            raise InvalidAnswer("Some answers are missing or not valid.", fields=errors)
+        # Not sensible ⇒ not specific, by Meena's rule; the worker is never asked.
+        return {"sensible": sensible, "specific": specific if sensible == "yes" else "no"}
+
+    def report(
+        self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
+    ) -> Report:
+        report = Report(title="Sensibleness and specificity (SSA) per model")
+        n_boot = int(parameters["n_boot"])
+        labels = ssa_labels(items, judgments)
+        scores = ssa_scores(labels, n_boot=n_boot)
+        report.tables["scores"] = scores
+        report.tables["agreement"] = ssa_agreement(judgments, n_boot=n_boot)
+        ties = int(labels[["sensible", "specific"]].isna().any(axis=1).sum()) if len(labels) else 0
+        if ties:
+            report.notes.append(
+                f"{ties} response(s) had tied votes on a question and are left out of that "
+                "question's score (an even number of workers split evenly)."
+            )
+        report.notes.append(
+            "Each response's label is the majority of its workers per question; not sensible "
+            "counts as not specific. SSA is the average of sensibleness and specificity. "
+            "95% CIs are a bootstrap over responses."
+        )
+        if not scores.empty:
+            report.figures["ssa"] = reports.bar_figure(
+                _bars(scores),
+                group="metric",
+                bar="model",
+                value="value",
+                error="error",
+                ylabel="% of responses (95% CI)",
+                ylim=(0, 100),
+            )
+        return report
+
+    def simulate_answers(
+        self,
+        parameters: Mapping[str, Any],
+        payload: Mapping[str, Any],
+        shown: Mapping[str, Any],
+        truth: Mapping[str, Any] | None,
+        reliability: Reliability,
+        rng: random.Random,
+    ) -> dict[str, str]:
+        """Answer from the truth's ``sensible``/``specific`` booleans, right with some chance."""
+        if reliability == "spammer" or not truth:
+            sensible = rng.random() < 0.5
+            specific = sensible and rng.random() < 0.5
+        else:
+            p = _SIM_ACCURACY[reliability]
+            sensible = bool(truth["sensible"]) == (rng.random() < p)
+            specific = sensible and (bool(truth["specific"]) == (rng.random() < p))
+        answers = {"sensible": "yes" if sensible else "no"}
+        if sensible:
+            answers["specific"] = "yes" if specific else "no"
+        return answers
+
+
+def _bars(scores: pd.DataFrame) -> pd.DataFrame:
+    """Return one row per model and metric, the error bar being half the CI's width."""
+    names = {"sensibleness": "Sensibleness", "specificity": "Specificity", "ssa": "SSA"}
+    return pd.DataFrame(
+        [
+            {
+                "model": row["model"],
+                "metric": name,
+                "value": row[key],
+                "error": (row[f"{key}_high"] - row[f"{key}_low"]) / 2,
+            }
+            for _, row in scores.iterrows()
+            for key, name in names.items()
+        ]
+    )
+
+
+def ssa_labels(items: pd.DataFrame, judgments: pd.DataFrame) -> pd.DataFrame:
+    """Return per judged item its ``model`` and majority ``sensible``/``specific`` (bool/NaN).
+
+    A tie leaves that question's label missing (never broken at random).
+    """
+    columns = ["item", "model", "sensible", "specific", "n_votes"]
+    if judgments.empty:
+        return pd.DataFrame(columns=columns)
+    labels = []
+    for question in QUESTIONS:
+        part = judgments[judgments["question"] == question][["item", "rater", "value"]]
+        vote = aggregation.majority_vote(part, ties="report")
+        labels.append(vote["label"].map({"yes": True, "no": False}).rename(question))
+    table = pd.concat(labels, axis=1)
+    votes = judgments[judgments["question"] == "sensible"].groupby("item")["rater"].nunique()
+    models = items.set_index("item")["payload"].map(lambda p: p["model"])
+    table = table.assign(model=models.reindex(table.index), n_votes=votes.reindex(table.index))
+    return table.rename_axis("item").reset_index()[columns]
+
+
+def ssa_scores(labels: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Return per model: responses, sensibleness, specificity and SSA in % with 95% CIs.
+
+    The CIs are percentiles of a bootstrap over the model's responses.
+    """
+    metrics = ("sensibleness", "specificity", "ssa")
+    columns = ["model", "responses"] + [f"{m}{s}" for m in metrics for s in ("", "_low", "_high")]
+    rows = []
+    rng = np.random.default_rng(seed)
+    for model, part in labels.groupby("model", sort=True):
+        sens = part["sensible"].astype(float).to_numpy()
+        spec = part["specific"].astype(float).to_numpy()
+        row: dict[str, Any] = {"model": model, "responses": len(part)}
+        values = _ssa_triple(sens[None, :], spec[None, :])[0]
+        draws = np.empty((n_boot, 3))
+        if n_boot:
+            idx = rng.integers(0, len(part), (n_boot, len(part)))
+            draws = _ssa_triple(sens[idx], spec[idx])
+        for k, metric in enumerate(metrics):
+            row[metric] = values[k]
+            low, high = np.nanpercentile(draws[:, k], [2.5, 97.5]) if n_boot else (np.nan, np.nan)
+            row[f"{metric}_low"], row[f"{metric}_high"] = low, high
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _ssa_triple(sens: np.ndarray, spec: np.ndarray) -> np.ndarray:
+    """Return rows of (sensibleness, specificity, SSA) in % for rows of 0/1/NaN labels."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a draw of only tied labels
+        s = np.nanmean(sens, axis=1) * 100
+        p = np.nanmean(spec, axis=1) * 100
+    return np.column_stack([s, p, (s + p) / 2])
+
+
+def ssa_agreement(judgments: pd.DataFrame, *, n_boot: int = 1000) -> pd.DataFrame:
+    """Return per question the % agreement and Krippendorff's alpha, each with a 95% CI."""
+    columns = ["question", "items", "agreement_pct", "pct_low", "pct_high", "alpha", "ci_low"]
+    columns += ["ci_high", "note"]
+    if judgments.empty:
+        return pd.DataFrame(columns=columns)
+    data = judgments[judgments["question"].isin(QUESTIONS)].rename(columns={"question": "group"})
+    alphas = reports.agreement_table(data, level="nominal", n_boot=n_boot).set_index("aspect")
+    rows = []
+    for question in QUESTIONS:
+        long = data[data["group"] == question][["item", "rater", "value"]]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", agreement.AgreementUndefinedWarning)
+            pct = agreement.percent_agreement_ci(long, n_boot=n_boot)
+        a = alphas.loc[question] if question in alphas.index else None
+        rows.append(
+            {
+                "question": question,
+                "items": int(a["items"]) if a is not None else 0,
+                "agreement_pct": pct.value * 100,
+                "pct_low": pct.low * 100,
+                "pct_high": pct.high * 100,
+                "alpha": a["alpha"] if a is not None else np.nan,
+                "ci_low": a["ci_low"] if a is not None else np.nan,
+                "ci_high": a["ci_high"] if a is not None else np.nan,
+                "note": a["note"] if a is not None else "no judgments",
+            }
+        )
+    return pd.DataFrame(rows, columns=columns)

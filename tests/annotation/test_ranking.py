@@ -1,0 +1,119 @@
+"""Paired-comparison statistics against hand-computed numbers and a logistic regression."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+
+from annotation.ranking import bradley_terry, group_ratios, pair_table, ratio_matrix
+
+
+def outcomes(rows):
+    """Build outcomes from (a, b, outcome, count) rows, one item per judgment."""
+    records = []
+    for a, b, outcome, count in rows:
+        for _ in range(count):
+            records.append({"item": f"i{len(records)}", "a": a, "b": b, "outcome": outcome})
+    return pd.DataFrame(records)
+
+
+def test_pair_table_counts_ratio_and_exact_sign_test():
+    data = outcomes(
+        [
+            ("gold", "bot", "a", 9),
+            ("gold", "bot", "b", 1),
+            ("gold", "bot", "both", 3),
+            ("bot", "gold", "neither", 2),
+        ]
+    )
+    row = pair_table(data).iloc[0]
+    # Oriented by name: bot < gold, so bot is "a".
+    assert (row.model_a, row.model_b) == ("bot", "gold")
+    assert (row.a_wins, row.b_wins, row.both, row.neither, row.n) == (1, 9, 3, 2, 15)
+    assert row.ratio == pytest.approx(1 / 9)
+    # Two-sided exact binomial: P(X <= 1) * 2 with X ~ Bin(10, 1/2) = 2 * 11 / 1024.
+    assert row.sign_test_p == pytest.approx(22 / 1024)
+
+
+def test_ratio_matrix_is_reciprocal_and_group_averages_follow_ed_table_5():
+    data = outcomes(
+        [
+            ("A", "B", "a", 6),
+            ("A", "B", "b", 3),
+            ("A", "C", "a", 2),
+            ("A", "C", "b", 4),
+            ("B", "C", "a", 5),
+        ]
+    )
+    matrix = ratio_matrix(pair_table(data))
+    assert matrix.loc["A", "B"] == pytest.approx(2.0)
+    assert matrix.loc["B", "A"] == pytest.approx(0.5)
+    assert matrix.loc["A", "C"] == pytest.approx(0.5)
+    assert math.isinf(matrix.loc["B", "C"]) and matrix.loc["C", "B"] == 0
+    assert np.isnan(matrix.loc["A", "A"])
+    groups = group_ratios(matrix, {"A vs rest": [["A", "B"], ["A", "C"]], "none": [["A", "Z"]]})
+    assert groups.set_index("group").loc["A vs rest", "mean_ratio"] == pytest.approx(1.25)
+    assert groups.set_index("group").loc["none", "pairs_with_data"] == 0
+
+
+def test_bradley_terry_two_models_gives_log_of_the_odds():
+    data = outcomes([("A", "B", "a", 3), ("A", "B", "b", 1)])
+    table = bradley_terry(data, prior=0, n_boot=0).set_index("model")
+    assert table.loc["A", "strength"] - table.loc["B", "strength"] == pytest.approx(math.log(3))
+    assert table.loc["A", "strength"] + table.loc["B", "strength"] == pytest.approx(0, abs=1e-9)
+
+
+def test_bradley_terry_ties_count_half_and_neither_is_reported_apart():
+    data = outcomes(
+        [("A", "B", "a", 1), ("A", "B", "b", 1), ("A", "B", "both", 4), ("A", "B", "neither", 2)]
+    )
+    table = bradley_terry(data, prior=0, n_boot=0).set_index("model")
+    assert table.loc["A", "strength"] == pytest.approx(0, abs=1e-9)
+    assert table.loc["A", "win_rate"] == pytest.approx(0.5)
+    assert table.loc["A", "neither_rate"] == pytest.approx(2 / 8)
+    assert table.loc["A", "n"] == 8
+
+
+def test_bradley_terry_matches_a_logistic_regression_fit():
+    rng = np.random.default_rng(3)
+    truth = {"A": 1.0, "B": 0.3, "C": -0.2, "D": -1.1}
+    names = list(truth)
+    rows = []
+    for _ in range(600):
+        a, b = rng.choice(names, 2, replace=False)
+        p = 1 / (1 + math.exp(truth[b] - truth[a]))
+        rows.append((a, b, "a" if rng.random() < p else "b", 1))
+    data = outcomes(rows)
+    ours = bradley_terry(data, prior=0, n_boot=0).set_index("model")["strength"]
+    # Independent fit: P(a beats b) = logistic(s_a - s_b), D's strength fixed at 0.
+    design = np.zeros((len(data), 3))
+    for r, (a, b) in enumerate(zip(data["a"], data["b"], strict=True)):
+        for name, sign in ((a, 1), (b, -1)):
+            if name != "D":
+                design[r, names.index(name)] += sign
+    won = (data["outcome"] == "a").astype(float).to_numpy()
+    fit = sm.GLM(won, design, family=sm.families.Binomial()).fit()
+    theirs = np.append(fit.params, 0.0)
+    theirs -= theirs.mean()
+    for name, value in zip(names, theirs, strict=True):
+        assert ours[name] == pytest.approx(value, abs=1e-6)
+    assert list(bradley_terry(data, n_boot=0)["model"]) == ["A", "B", "C", "D"]
+
+
+def test_bradley_terry_prior_keeps_an_undefeated_model_finite_and_cis_cover_the_estimate():
+    data = outcomes([("A", "B", "a", 10), ("B", "C", "a", 7), ("B", "C", "b", 3)])
+    table = bradley_terry(data, n_boot=300).set_index("model")
+    assert np.isfinite(table["strength"]).all()
+    assert list(table.index) == ["A", "B", "C"]
+    assert (table["ci_low"] <= table["strength"]).all()
+    assert (table["strength"] <= table["ci_high"]).all()
+    assert list(table["rank"]) == [1, 2, 3]
+
+
+def test_unknown_outcomes_and_self_comparisons_are_refused():
+    with pytest.raises(ValueError, match="unknown outcome"):
+        pair_table(pd.DataFrame({"item": ["1"], "a": ["A"], "b": ["B"], "outcome": ["first"]}))
+    with pytest.raises(ValueError, match="itself"):
+        bradley_terry(pd.DataFrame({"item": ["1"], "a": ["A"], "b": ["A"], "outcome": ["a"]}))

@@ -1,0 +1,34 @@
+"""Fixtures of the model side: tiny transformers models built offline, the MiniLM encoder's
+cache folder, and an OpenAI-compatible HTTP server on loopback."""
+
+from __future__ import annotations
+
+import os
+
+# Nothing in these tests may reach a model hub: fail loudly instead of downloading.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import pytest  # noqa: E402
+
+from modelhub.tiny import tiny_model_build  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tiny_causal(tmp_path_factory) -> str:
+    """A randomly initialised 2-layer GPT-2 and its word-level tokenizer, saved to a tmp dir."""
+    return str(tiny_model_build(tmp_path_factory.mktemp("gpt2"), kind="causal"))
+
+
+@pytest.fixture(scope="session")
+def tiny_seq2seq(tmp_path_factory) -> str:
+    """A randomly initialised 2-layer T5 and its word-level tokenizer, saved to a tmp dir."""
+    return str(tiny_model_build(tmp_path_factory.mktemp("t5"), kind="seq2seq"))
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch) -> str:
+    """An empty embeddings cache for the retrieval bot (via its environment variable)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("EVALSITE_CACHE_DIR", str(folder))
+    return str(folder)

@@ -22,8 +22,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.exceptions import AnnotationError, InvalidAnswer, NotAllowed
 from annotation.models import Assignment, Campaign
+from annotation.payments import arrival_verify, assignment_completion
 from annotation.protocols import Question, registry
-from annotation.providers import Arrival, arrival_parse, arrival_query, mturk
+from annotation.providers import Arrival, arrival_parse, arrival_query
 from annotation.services import (
     Visit,
     assignment_from_token,
@@ -88,8 +89,7 @@ def _render_visit(
     if visit.kind == "done":
         assert visit.assignment is not None
         template = "annotation/done.html"
-        if visit.assignment.worker.provider == mturk.NAME and visit.assignment.submit_to:
-            context["external_submit"] = mturk.external_submit_url(visit.assignment.submit_to)
+        context["completion"] = assignment_completion(assignment=visit.assignment)
     elif visit.kind in ("nothing", "stopped"):
         template = "annotation/nothing.html"
     else:
@@ -137,6 +137,7 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
         arrival = arrival_parse(request.GET)
         if arrival.preview:
             return _preview(request, campaign)
+        arrival_verify(campaign=campaign, arrival=arrival)
         visit = worker_visit(campaign=campaign, arrival=arrival)
     except AnnotationError as exc:
         return _message(request, exc.message, exc.status_code)
@@ -213,7 +214,7 @@ def task_submit(request: HttpRequest, slug: str) -> HttpResponse:
 @xframe_options_exempt
 @require_GET
 def task_done(request: HttpRequest, slug: str) -> HttpResponse:
-    """Show the end screen of a finished assignment: the completion code or MTurk's submit."""
+    """End a finished assignment: MTurk's submit form, Prolific's redirect or a code."""
     campaign = _campaign(slug)
     if campaign is None:
         return _message(request, "There is no study at this address.", 404)
@@ -222,8 +223,11 @@ def task_done(request: HttpRequest, slug: str) -> HttpResponse:
         assignment = _assignment_of(campaign, arrival, request.GET.get("token", ""))
         if assignment.is_open:
             raise NotAllowed("This assignment is not finished yet.")
+        completion = assignment_completion(assignment=assignment)
     except AnnotationError as exc:
         return _message(request, exc.message, exc.status_code)
+    if completion.kind == "redirect":
+        return redirect(completion.url)
     return _render_visit(request, campaign, arrival, Visit(kind="done", assignment=assignment))
 
 

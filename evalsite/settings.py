@@ -34,6 +34,7 @@ WORKER_FRAME_ANCESTORS = env.list(
         "https://www.mturk.com",
         "https://worker.mturk.com",
         "https://workersandbox.mturk.com",
+        "https://app.prolific.com",
     ],
 )
 
@@ -148,3 +149,20 @@ MTURK_SUBMIT_HOSTS = env.list(
     "MTURK_SUBMIT_HOSTS",
     default=["https://www.mturk.com", "https://workersandbox.mturk.com"],
 )
+
+# Crowd providers (docs/providers.md). The worker URL that HITs and studies point at is
+# EVALSITE_PUBLIC_URL + /task/<slug>/. MTurk: credentials from the usual AWS variables
+# (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); the sandbox unless a launch says --production;
+# MTURK_ENDPOINT_URL points at any MTurk-API-compatible endpoint. Prolific: an API token.
+EVALSITE_PUBLIC_URL = env.str("EVALSITE_PUBLIC_URL", default="http://localhost:8000")
+MTURK_ENDPOINT_URL = env.str("MTURK_ENDPOINT_URL", default="")
+MTURK_REGION = env.str("MTURK_REGION", default="us-east-1")
+PROLIFIC_API_TOKEN = env.str("PROLIFIC_API_TOKEN", default="")
+PROLIFIC_API_URL = env.str("PROLIFIC_API_URL", default="https://api.prolific.com")
+PROLIFIC_COMPLETE_URL = env.str(
+    "PROLIFIC_COMPLETE_URL", default="https://app.prolific.com/submissions/complete"
+)
+PROLIFIC_WORKSPACE_ID = env.str("PROLIFIC_WORKSPACE_ID", default="")
+PROLIFIC_PROJECT_ID = env.str("PROLIFIC_PROJECT_ID", default="")
+# Prolific's service fee on rewards and bonuses (VAT included where due): set your plan's.
+PROLIFIC_FEE_RATE = env.str("PROLIFIC_FEE_RATE", default="0.43")

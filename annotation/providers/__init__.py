@@ -1,18 +1,29 @@
-"""Crowd providers: how a worker arrives, and (with the providers issue) how they get paid.
+"""Crowd providers: how workers arrive, and how work is published, reviewed and paid.
 
-Each provider is one module with ``parse_arrival(params) -> Arrival | None``; the first
-provider that recognises the query parameters wins. MTurk before local: an MTurk URL also
-carries ``workerId``.
+One module per provider (``local``, ``mturk``, ``prolific``), each with a ``PROVIDER`` that
+implements ``base.Provider``. The first provider that recognises a URL's parameters wins:
+MTurk before Prolific before local, because an MTurk URL also carries ``workerId``. The
+services that decide, check budgets and keep the ledger are in ``annotation.payments``.
 """
 
 from collections.abc import Mapping
 
 from annotation.exceptions import InvalidParameters
-from annotation.providers import local, mturk
-from annotation.providers.base import Arrival
+from annotation.providers import local, mturk, prolific
+from annotation.providers.base import Arrival, Provider, ProviderError
 
-PROVIDERS = (mturk, local)
-_BY_NAME = {p.NAME: p for p in PROVIDERS}
+PROVIDERS: tuple[Provider, ...] = (mturk.PROVIDER, prolific.PROVIDER, local.PROVIDER)
+_BY_NAME = {p.name: p for p in PROVIDERS}
+
+
+def provider_get(name: str) -> Provider:
+    """Return the provider called ``name``; raise InvalidParameters naming the known ones."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise InvalidParameters(
+            f"Unknown provider {name!r}; use one of: {', '.join(sorted(_BY_NAME))}."
+        ) from None
 
 
 def arrival_parse(params: Mapping[str, str]) -> Arrival:
@@ -23,13 +34,22 @@ def arrival_parse(params: Mapping[str, str]) -> Arrival:
             return arrival
     raise InvalidParameters(
         "This link is missing the worker's identity: it needs ?workerId=… (or the "
-        "assignmentId, hitId, workerId and turkSubmitTo parameters that MTurk adds)."
+        "assignmentId, hitId, workerId and turkSubmitTo parameters that MTurk adds, or "
+        "Prolific's PROLIFIC_PID, STUDY_ID and SESSION_ID)."
     )
 
 
 def arrival_query(arrival: Arrival) -> dict[str, str]:
     """Return the URL parameters that reproduce ``arrival`` (kept across the worker's pages)."""
-    return _BY_NAME[arrival.provider].arrival_query(arrival)
+    return provider_get(arrival.provider).arrival_query(arrival)
 
 
-__all__ = ["Arrival", "arrival_parse", "arrival_query"]
+__all__ = [
+    "Arrival",
+    "Provider",
+    "ProviderError",
+    "arrival_parse",
+    "arrival_query",
+    "provider_get",
+    "PROVIDERS",
+]

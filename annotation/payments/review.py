@@ -1,0 +1,382 @@
+"""Review: approve, reject and pay bonuses, one assignment at a time or a whole campaign.
+
+``campaign_review`` takes its decisions from quality control (``annotation.quality.
+worker_quality``: ``passes`` and ``reason`` per worker) and from the provider's list of
+submissions: a submission with no work here (someone who got the completion code elsewhere)
+is rejected; a worker who fails quality control is rejected with the reason; everyone else
+is approved, with the bonus asked for and any pay-bucket top-up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.utils import timezone
+
+from annotation.exceptions import AnnotationError, Conflict, InvalidParameters, NotFound
+from annotation.models import Assignment, AuditLog, Campaign, Hit, Payment, Publication, Worker
+from annotation.payments.launch import bucket_pay, dialogue_length
+from annotation.payments.ledger import audit_add, payment_key, payment_send
+from annotation.payments.sync import assignment_set_status, publication_sync
+from annotation.providers import provider_get
+from annotation.providers.base import money
+
+NO_WORK = "No work was recorded for this assignment in the study."
+
+
+def _submission_id(assignment: Assignment) -> str:
+    return assignment.provider_assignment_id or f"local-{assignment.pk}"
+
+
+def _reward(publication: Publication, assignment: Assignment) -> tuple[Decimal, bool]:
+    """Return the assignment's reward and whether it is beyond the published places."""
+    hits = list(publication.hits.all())
+    hit = next((h for h in hits if h.external_id == assignment.provider_hit_id), None)
+    hit = hit or (hits[0] if hits else None)
+    reward = hit.reward if hit else assignment.campaign.reward
+    places = sum(h.max_assignments for h in hits)
+    paid = Payment.objects.filter(
+        campaign=publication.campaign, provider=publication.provider, kind=Payment.Kind.REWARD
+    ).count()
+    return money(reward), paid >= places
+
+
+def assignment_approve(
+    *, publication: Publication, assignment: Assignment, actor: str, feedback: str = ""
+) -> Payment | None:
+    """Approve the assignment on the provider and record its reward (idempotent).
+
+    Returns the reward's ledger entry (None for an unpaid campaign).
+    """
+    if assignment.status == Assignment.Status.REJECTED:
+        raise Conflict("This assignment was rejected; a rejection is final here.")
+    if assignment.status == Assignment.Status.ACCEPTED:
+        raise Conflict("This assignment is still open; it can be approved once submitted.")
+    provider = provider_get(publication.provider)
+    submission_id = _submission_id(assignment)
+    reward, beyond = _reward(publication, assignment)
+
+    def send() -> str:
+        provider.approve(config=publication.config, submission_id=submission_id, feedback=feedback)
+        return submission_id
+
+    payment = None
+    if reward > 0:
+        payment = payment_send(
+            campaign=publication.campaign,
+            provider=provider,
+            worker=assignment.worker,
+            assignment=assignment,
+            kind=Payment.Kind.REWARD,
+            amount=reward,
+            reason=feedback,
+            key=payment_key("reward", provider.name, submission_id),
+            actor=actor,
+            send=send,
+            budgeted=beyond,
+        )
+    elif assignment.status != Assignment.Status.APPROVED:
+        send()
+        audit_add(
+            action=AuditLog.Action.APPROVE,
+            actor=actor,
+            campaign=publication.campaign,
+            provider=provider.name,
+            worker=assignment.worker,
+            assignment=assignment,
+            amount=Decimal("0.00"),
+        )
+    assignment_set_status(
+        assignment=assignment, status=Assignment.Status.APPROVED, now=timezone.now()
+    )
+    if feedback:
+        Assignment.objects.filter(pk=assignment.pk).update(review_feedback=feedback[:2000])
+    return payment
+
+
+def assignment_reject(
+    *,
+    publication: Publication,
+    assignment: Assignment | None,
+    actor: str,
+    feedback: str,
+    submission_id: str = "",
+    category: str = "",
+) -> None:
+    """Reject with feedback the worker sees; with no assignment here, reject the bare submission."""
+    if not feedback.strip():
+        raise InvalidParameters("A rejection needs feedback for the worker.")
+    if assignment is not None:
+        if assignment.status == Assignment.Status.APPROVED:
+            raise Conflict("This assignment was approved and paid; it cannot be rejected.")
+        if assignment.status == Assignment.Status.REJECTED:
+            return
+        submission_id = _submission_id(assignment)
+    provider = provider_get(publication.provider)
+    provider.reject(
+        config=publication.config,
+        submission_id=submission_id,
+        feedback=feedback,
+        category=category,
+    )
+    if assignment is not None:
+        assignment_set_status(
+            assignment=assignment, status=Assignment.Status.REJECTED, now=timezone.now()
+        )
+        Assignment.objects.filter(pk=assignment.pk).update(review_feedback=feedback[:2000])
+    audit_add(
+        action=AuditLog.Action.REJECT,
+        actor=actor,
+        campaign=publication.campaign,
+        provider=provider.name,
+        worker=assignment.worker if assignment else None,
+        assignment=assignment,
+        detail=f"{submission_id}: {feedback}",
+    )
+
+
+def bonus_pay(
+    *,
+    campaign: Campaign,
+    worker: Worker,
+    amount: Decimal,
+    reason: str,
+    actor: str,
+    assignment: Assignment | None = None,
+    key: str = "",
+    kind: str = Payment.Kind.BONUS,
+) -> Payment:
+    """Pay a worker a bonus once, within the budget (the same key never pays twice).
+
+    Without ``assignment``, the worker's latest submitted or reviewed assignment in the
+    campaign is used (MTurk and Prolific pay bonuses against one). Without ``key``, the key
+    is made from the campaign, worker, assignment, amount and reason.
+    """
+    if not reason.strip():
+        raise InvalidParameters("A bonus needs a reason; the worker sees it.")
+    amount = money(amount)
+    if assignment is None:
+        assignment = (
+            Assignment.objects.filter(campaign=campaign, worker=worker)
+            .exclude(status__in=[Assignment.Status.ACCEPTED, Assignment.Status.RETURNED])
+            .order_by("-submitted_at", "-pk")
+            .first()
+        )
+    if assignment is None or assignment.campaign_id != campaign.pk:
+        raise NotFound(f"{worker} has no submitted assignment in '{campaign.slug}' to pay against.")
+    publication = Publication.objects.filter(campaign=campaign, provider=worker.provider).first()
+    provider = provider_get(worker.provider if publication else "local")
+    config = publication.config if publication else {}
+    submission_id = _submission_id(assignment)
+    digest = hashlib.sha256(reason.encode()).hexdigest()[:12]
+    key = key or payment_key(kind, assignment.pk, amount, digest)
+    budgeted = kind != Payment.Kind.TOPUP or not _topup_fits(publication, amount, provider)
+
+    def send() -> str:
+        return provider.bonus(
+            config=config,
+            worker_id=worker.external_id,
+            submission_id=submission_id,
+            amount=amount,
+            reason=reason,
+            token=key,
+        )
+
+    return payment_send(
+        campaign=campaign,
+        provider=provider,
+        worker=worker,
+        assignment=assignment,
+        kind=kind,
+        amount=amount,
+        reason=reason,
+        key=key,
+        actor=actor,
+        send=send,
+        budgeted=budgeted,
+    )
+
+
+def _topup_fits(publication: Publication | None, amount: Decimal, provider: object) -> bool:
+    """Return True if a top-up fits in what the launch reserved for top-ups."""
+    if publication is None:
+        return False
+    reserve = Decimal(str(publication.config.get("topup_reserve", "0")))
+    spent = sum(
+        (
+            p.amount + p.fee
+            for p in Payment.objects.filter(
+                campaign=publication.campaign, kind=Payment.Kind.TOPUP
+            ).exclude(status=Payment.Status.FAILED)
+        ),
+        Decimal(0),
+    )
+    fee = provider_get(publication.provider).fee(reward=amount, assignments=1, bonus=True)
+    return spent + amount + fee <= reserve
+
+
+def assignment_topup(*, publication: Publication, assignment: Assignment) -> Decimal:
+    """Return what the pay buckets owe beyond the HIT's reward for the items done."""
+    buckets = [(lo, hi, Decimal(p)) for lo, hi, p in publication.config.get("pay_buckets", [])]
+    if not buckets:
+        return Decimal("0.00")
+    owed = Decimal(0)
+    for payload in (
+        assignment.judgments.filter(item__gold__isnull=True)
+        .values_list("item__payload", flat=True)
+        .distinct()
+    ):
+        owed += bucket_pay(dialogue_length(payload), buckets) or Decimal(0)
+    hit = Hit.objects.filter(
+        publication=publication, external_id=assignment.provider_hit_id
+    ).first()
+    base = hit.reward if hit else assignment.campaign.reward
+    return money(max(owed - base, Decimal(0)))
+
+
+@dataclass
+class Decision:
+    """What review does with one submission, and why."""
+
+    submission_id: str
+    worker: str  # pseudonym, or the provider's id for a submission with no work here
+    action: str  # approve / reject
+    reason: str = ""
+    done: bool = False
+    error: str = ""
+    assignment: Assignment | None = None
+    category: str = ""
+
+
+def review_decisions(*, publication: Publication) -> list[Decision]:
+    """Decide, without acting, what to do with each submission awaiting review."""
+    from annotation.quality import worker_quality
+
+    quality = {
+        int(row.worker_id): (bool(row.passes), str(row.reason or ""))
+        for row in worker_quality(publication.campaign).itertuples()
+    }
+    provider = provider_get(publication.provider)
+    mine = Assignment.objects.filter(
+        campaign=publication.campaign, worker__provider=provider.name
+    ).select_related("worker")
+
+    def decide(assignment: Assignment, submission_id: str) -> Decision:
+        if not assignment.judgments.exists():
+            return Decision(
+                submission_id,
+                assignment.worker.pseudonym,
+                "reject",
+                NO_WORK,
+                assignment=assignment,
+                category="NO_DATA",
+            )
+        passes, reason = quality.get(assignment.worker_id, (True, ""))
+        if passes:
+            return Decision(
+                submission_id, assignment.worker.pseudonym, "approve", assignment=assignment
+            )
+        feedback = f"Your answers did not pass the study's quality checks: {reason or 'failed'}."
+        return Decision(
+            submission_id,
+            assignment.worker.pseudonym,
+            "reject",
+            feedback,
+            assignment=assignment,
+            category="FAILED_CHECK",
+        )
+
+    if not provider.remote:
+        return [
+            decide(a, _submission_id(a)) for a in mine.filter(status=Assignment.Status.SUBMITTED)
+        ]
+    by_id = {a.provider_assignment_id: a for a in mine.exclude(provider_assignment_id="")}
+    decisions = []
+    for sub in provider.submissions(config=publication.config, hit_ids=_hit_ids(publication)):
+        if sub.status != "submitted":
+            continue
+        assignment = by_id.get(sub.external_id)
+        if assignment is None or assignment.worker.external_id != sub.worker_id:
+            decisions.append(
+                Decision(sub.external_id, sub.worker_id, "reject", NO_WORK, category="NO_DATA")
+            )
+        elif assignment.status in (Assignment.Status.APPROVED, Assignment.Status.REJECTED):
+            continue
+        else:
+            decisions.append(decide(assignment, sub.external_id))
+    return decisions
+
+
+def _hit_ids(publication: Publication) -> list[str]:
+    return list(publication.hits.values_list("external_id", flat=True))
+
+
+def campaign_review(
+    *,
+    publication: Publication,
+    actor: str,
+    bonus: Decimal | None = None,
+    bonus_reason: str = "Thank you for careful work.",
+    dry_run: bool = False,
+) -> list[Decision]:
+    """Sync, then approve the submissions that pass quality control and reject the others.
+
+    Approved assignments also get ``bonus`` (once each) and any pay-bucket top-up. One
+    failure does not stop the others: it is recorded in its decision's ``error``.
+    """
+    if bonus is not None and money(bonus) <= 0:
+        raise InvalidParameters("The bonus must be more than 0.00.")
+    if not dry_run:
+        publication_sync(publication=publication, actor=actor)
+    decisions = review_decisions(publication=publication)
+    if dry_run:
+        return decisions
+    for d in decisions:
+        try:
+            _carry_out(publication, d, actor, bonus, bonus_reason)
+            d.done = True
+        except AnnotationError as exc:
+            d.error = exc.message
+    return decisions
+
+
+def _carry_out(
+    publication: Publication, d: Decision, actor: str, bonus: Decimal | None, bonus_reason: str
+) -> None:
+    if d.action == "reject":
+        assignment_reject(
+            publication=publication,
+            assignment=d.assignment,
+            actor=actor,
+            feedback=d.reason,
+            submission_id=d.submission_id,
+            category=d.category,
+        )
+        return
+    assert d.assignment is not None
+    assignment_approve(publication=publication, assignment=d.assignment, actor=actor)
+    worker = d.assignment.worker
+    topup = assignment_topup(publication=publication, assignment=d.assignment)
+    if topup > 0:
+        bonus_pay(
+            campaign=publication.campaign,
+            worker=worker,
+            amount=topup,
+            reason="Pay for the length of the dialogues you rated.",
+            actor=actor,
+            assignment=d.assignment,
+            kind=Payment.Kind.TOPUP,
+            key=payment_key("topup", d.assignment.pk),
+        )
+    if bonus is not None:
+        bonus_pay(
+            campaign=publication.campaign,
+            worker=worker,
+            amount=bonus,
+            reason=bonus_reason,
+            actor=actor,
+            assignment=d.assignment,
+            key=payment_key("review-bonus", d.assignment.pk),
+        )

@@ -1,0 +1,175 @@
+"""Workers and providers: verifying an arrival, the hand-back at the end, blocks, messages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.exceptions import InvalidParameters, NotAllowed
+from annotation.models import Assignment, AuditLog, Campaign, Publication, Worker, WorkerBlock
+from annotation.payments.ledger import audit_add
+from annotation.providers import Arrival, provider_get
+from annotation.providers.base import Completion, Eligibility
+
+
+def _publication(campaign: Campaign, provider: str) -> Publication | None:
+    return (
+        Publication.objects.filter(campaign=campaign, provider=provider)
+        .exclude(status=Publication.Status.FAILED)
+        .first()
+    )
+
+
+def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> None:
+    """Refuse an arrival that the campaign's publications do not vouch for.
+
+    A campaign published nowhere keeps an open link (demo, lab). Once published, a worker
+    must come through one of its providers, on one of its HITs/studies; an assignment id
+    already bound to another worker or HIT is refused; a blocked worker is refused; and the
+    provider may check further (Prolific: the session must be this participant's, active).
+    """
+    if arrival.preview:
+        return
+    worker = Worker.objects.filter(provider=arrival.provider, external_id=arrival.worker_id).first()
+    if worker is not None and WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists():
+        raise NotAllowed("You cannot take part in this study.")
+    if not Publication.objects.filter(campaign=campaign).exists():
+        return
+    publication = _publication(campaign, arrival.provider)
+    provider = provider_get(arrival.provider)
+    if publication is None:
+        raise NotAllowed(f"This study is not offered through {provider.title}.")
+    eligibility = Eligibility.from_config(publication.config.get("eligibility"))
+    if arrival.worker_id in eligibility.block_workers or (
+        eligibility.allow_workers and arrival.worker_id not in eligibility.allow_workers
+    ):
+        raise NotAllowed("You cannot take part in this study.")
+    if provider.remote and not publication.hits.filter(external_id=arrival.hit_id).exists():
+        raise NotAllowed("This link does not belong to one of this study's HITs.")
+    first = True
+    if arrival.assignment_id:
+        known = (
+            Assignment.objects.filter(
+                campaign=campaign, provider_assignment_id=arrival.assignment_id
+            )
+            .select_related("worker")
+            .first()
+        )
+        if known is not None:
+            if (known.worker.provider, known.worker.external_id) != (
+                arrival.provider,
+                arrival.worker_id,
+            ):
+                raise NotAllowed("This assignment belongs to another worker.")
+            if known.provider_hit_id and known.provider_hit_id != arrival.hit_id:
+                raise NotAllowed("This assignment belongs to another HIT.")
+            first = False
+    provider.verify_arrival(config=publication.config, arrival=arrival, first=first)
+
+
+def assignment_completion(*, assignment: Assignment) -> Completion:
+    """Return how the end screen hands this finished assignment back to its provider."""
+    name = assignment.worker.provider
+    if name not in ("mturk", "prolific") or (name == "mturk" and not assignment.submit_to):
+        return Completion(kind="code", code=assignment.completion_code)
+    publication = _publication(assignment.campaign, name)
+    config: dict[str, Any] = dict(publication.config) if publication else {}
+    if name == "prolific" and not config.get("completion_code"):
+        return Completion(kind="code", code=assignment.completion_code)
+    return provider_get(name).completion(
+        config=config,
+        assignment_id=assignment.provider_assignment_id,
+        submit_to=assignment.submit_to,
+        code=assignment.completion_code,
+    )
+
+
+def _provider_configs(provider: str) -> list[dict[str, Any]]:
+    """Return one config per distinct account/endpoint this provider was published with."""
+    seen: dict[str, dict[str, Any]] = {}
+    for publication in Publication.objects.filter(provider=provider).exclude(
+        status=Publication.Status.FAILED
+    ):
+        config = publication.config
+        key = str(config.get("block_group") or (config.get("endpoint_url"), config.get("sandbox")))
+        seen.setdefault(key, dict(config))
+    return list(seen.values())
+
+
+def worker_block(*, worker: Worker, reason: str, actor: str) -> WorkerBlock:
+    """Block a worker from all our studies, on the provider's side too (idempotent).
+
+    MTurk: CreateWorkerBlock on each endpoint we published on; Prolific: the blocklist group
+    of each study. The provider is told first; if it refuses, nothing is recorded.
+    """
+    reason = reason.strip()
+    if not reason:
+        raise InvalidParameters("Give a reason for the block; the worker may be shown it.")
+    existing = WorkerBlock.objects.filter(worker=worker, lifted_at=None).first()
+    if existing is not None:
+        return existing
+    if worker.provider in ("mturk", "prolific"):
+        provider = provider_get(worker.provider)
+        for config in _provider_configs(worker.provider):
+            provider.block(config=config, worker_id=worker.external_id, reason=reason)
+    try:
+        with transaction.atomic():
+            block = WorkerBlock.objects.create(worker=worker, reason=reason, actor=actor[:150])
+    except IntegrityError:  # blocked concurrently
+        return WorkerBlock.objects.get(worker=worker, lifted_at=None)
+    audit_add(
+        action=AuditLog.Action.BLOCK,
+        actor=actor,
+        provider=worker.provider,
+        worker=worker,
+        detail=reason,
+    )
+    return block
+
+
+def worker_unblock(*, worker: Worker, reason: str, actor: str) -> WorkerBlock | None:
+    """Lift the worker's block here and on the provider (idempotent); return it if there was one."""
+    block = WorkerBlock.objects.filter(worker=worker, lifted_at=None).first()
+    if block is None:
+        return None
+    if worker.provider in ("mturk", "prolific"):
+        provider = provider_get(worker.provider)
+        for config in _provider_configs(worker.provider):
+            provider.unblock(
+                config=config, worker_id=worker.external_id, reason=reason or "Unblocked"
+            )
+    block.lifted_at = timezone.now()
+    block.lifted_by = actor[:150]
+    block.save(update_fields=["lifted_at", "lifted_by"])
+    audit_add(
+        action=AuditLog.Action.UNBLOCK,
+        actor=actor,
+        provider=worker.provider,
+        worker=worker,
+        detail=reason,
+    )
+    return block
+
+
+def workers_notify(
+    *, publication: Publication, workers: Sequence[Worker], subject: str, message: str, actor: str
+) -> int:
+    """Send the workers a message through the publication's provider; return how many."""
+    if not message.strip():
+        raise InvalidParameters("The message is empty.")
+    ids = [w.external_id for w in workers if w.provider == publication.provider]
+    if ids:
+        provider_get(publication.provider).notify(
+            config=publication.config, worker_ids=ids, subject=subject, message=message
+        )
+        audit_add(
+            action=AuditLog.Action.NOTIFY,
+            actor=actor,
+            campaign=publication.campaign,
+            provider=publication.provider,
+            detail=f"{len(ids)} worker(s): {subject}",
+        )
+    return len(ids)

@@ -111,12 +111,20 @@ def report_text(report: Report) -> str:
 
 
 def report_write(report: Report, out_dir: Path, *, stem: str) -> list[Path]:
-    """Write each table as CSV, each figure as PNG and SVG, and the text form; return paths."""
+    """Write each table as CSV and JSON, each figure as PNG and SVG, and the text; return paths.
+
+    JSON tables are lists of records; infinite ratios are written as null there.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name, table in report.tables.items():
         path = out_dir / f"{stem}_{name}.csv"
         table.to_csv(path, index=False)
+        written.append(path)
+        path = out_dir / f"{stem}_{name}.json"
+        table.replace([np.inf, -np.inf], np.nan).to_json(
+            path, orient="records", indent=1, force_ascii=False
+        )
         written.append(path)
     for name, figure in report.figures.items():
         for ext in ("png", "svg"):

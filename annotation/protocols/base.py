@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -72,6 +72,16 @@ class Protocol(ABC):
         self, parameters: Mapping[str, Any], answers: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Return question key → stored value; raise InvalidAnswer naming each bad field."""
+
+    def items_build(
+        self,
+        parameters: Mapping[str, Any],
+        examples: Sequence[tuple[str, Sequence[str]]],
+        responses: Mapping[str, Sequence[str]],
+    ) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+        """Return (key, payload) items built from contexts and model responses, and how many
+        candidates were skipped. ``responses`` maps a model to one response per example."""
+        raise InvalidParameters(f"{self.title} items are not built from model responses.")
 
     def presentation(
         self, parameters: Mapping[str, Any], payload: Mapping[str, Any], seed: str

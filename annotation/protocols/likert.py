@@ -151,6 +151,14 @@ class LikertProtocol(Protocol):
             "example": example,
         }
 
+    def items_build(
+        self,
+        parameters: Mapping[str, Any],
+        examples: Sequence[tuple[str, Sequence[str]]],
+        responses: Mapping[str, Sequence[str]],
+    ) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+        return likert_items(examples, responses), 0
+
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
         scale = parameters["scale"]
         anchors = scale.get("anchors", {})

@@ -11,6 +11,7 @@ groups of pairs (ED's Table 5), and a Bradley–Terry ranking with bootstrap CIs
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -152,6 +153,15 @@ class PairwiseProtocol(Protocol):
             f: payload[f].strip() for f in ("model_a", "response_a", "model_b", "response_b")
         }
         return {"context": [t.strip() for t in context], **cleaned, "example": example}
+
+    def items_build(
+        self,
+        parameters: Mapping[str, Any],
+        examples: Sequence[tuple[str, Sequence[str]]],
+        responses: Mapping[str, Sequence[str]],
+    ) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+        """Pair every two of the models (in the order given) on every example."""
+        return pairwise_items(examples, responses, list(itertools.combinations(responses, 2)))
 
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
         return [Question(key="choice", text=parameters["question"], choices=CHOICES)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ import pandas as pd
 from annotation import aggregation, agreement, reports
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import Protocol, Question, Reliability, Report
-from annotation.protocols.likert import LikertProtocol
+from annotation.protocols.likert import LikertProtocol, likert_items
 
 # Meena's instructions (Adiwardana et al. 2020, §2.1 and Appendix).
 SENSIBLE = (
@@ -75,6 +75,14 @@ class SSAProtocol(Protocol):
     def clean_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         # The same item as a Likert rating: a context, one response and its model.
         return LikertProtocol().clean_item(payload)
+
+    def items_build(
+        self,
+        parameters: Mapping[str, Any],
+        examples: Sequence[tuple[str, Sequence[str]]],
+        responses: Mapping[str, Sequence[str]],
+    ) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+        return likert_items(examples, responses), 0
 
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
         return [

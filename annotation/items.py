@@ -1,0 +1,80 @@
+"""Build a campaign's items from a static context set and the responses of models.
+
+Responses come from registered models (modelhub generates each once per model, context and
+decoding parameters) or from a file; the campaign's protocol turns them into items (one per
+context and model for ratings and SSA, one per context and model pair for A/B).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from annotation.corpora import Context
+from annotation.exceptions import InvalidParameters, NotFound
+from annotation.models import Campaign
+from annotation.protocols import registry
+from annotation.services import items_add
+from modelhub.backends import Example
+from modelhub.models import ModelEndpoint
+from modelhub.services import generations_ensure
+
+
+@dataclass(frozen=True)
+class ItemsBuilt:
+    """What building items did: items added, candidates skipped, the models used."""
+
+    added: int
+    skipped: int
+    models: tuple[str, ...]
+
+
+def model_responses(*, contexts: Sequence[Context], models: Sequence[str]) -> dict[str, list[str]]:
+    """Return each registered model's response to every context, generating missing ones."""
+    endpoints = {e.name: e for e in ModelEndpoint.objects.filter(name__in=list(models))}
+    unknown = [m for m in models if m not in endpoints]
+    if unknown:
+        raise NotFound(f"No registered model called {', '.join(map(repr, unknown))}.")
+    examples = [Example(turns=c.turns, reference=c.reference) for c in contexts]
+    responses = {}
+    for name in models:
+        try:
+            responses[name] = generations_ensure(endpoint=endpoints[name], examples=examples)
+        except ValueError as exc:
+            raise InvalidParameters(f"Model {name!r} could not answer: {exc}") from None
+    return responses
+
+
+def campaign_items_from_responses(
+    *,
+    campaign: Campaign,
+    contexts: Sequence[Context],
+    models: Sequence[str] = (),
+    responses: Mapping[str, Mapping[str, str]] | None = None,
+) -> ItemsBuilt:
+    """Add the campaign's items for ``contexts`` answered by ``models`` and/or ``responses``.
+
+    ``responses`` (model → context key → text, e.g. from ``corpora.read_responses``) must
+    answer every context. All or nothing: nothing is added if anything is refused.
+    """
+    given = dict(responses or {})
+    clash = sorted(set(given) & set(models))
+    if clash:
+        raise InvalidParameters(f"Model(s) both registered and in the file: {', '.join(clash)}.")
+    by_model: dict[str, list[str]] = {}
+    for model, answers in given.items():
+        missing = [c.key for c in contexts if c.key not in answers]
+        if missing:
+            raise InvalidParameters(
+                f"The responses of {model!r} miss {len(missing)} context(s), e.g. {missing[0]!r}."
+            )
+        by_model[model] = [answers[c.key] for c in contexts]
+    by_model |= model_responses(contexts=contexts, models=models)
+    if not by_model:
+        raise InvalidParameters("Name at least one model or give a file of responses.")
+    protocol = registry.get(campaign.protocol)
+    parameters = protocol.clean_parameters(campaign.parameters)
+    examples = [(c.key, list(c.turns)) for c in contexts]
+    items, skipped = protocol.items_build(parameters, examples, by_model)
+    added = items_add(campaign=campaign, items=items)
+    return ItemsBuilt(added=added, skipped=skipped, models=tuple(by_model))

@@ -1,0 +1,98 @@
+"""``python manage.py add_items <campaign> --contexts FILE …``: items from contexts and models."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.corpora import CorpusError, read_contexts, read_responses
+from annotation.exceptions import AnnotationError
+from annotation.items import campaign_items_from_responses
+from annotation.models import Campaign
+from annotation.quality import gold_items_add
+
+
+class Command(BaseCommand):
+    help = (
+        "Add items to a campaign: a static context set (JSONL, CSV or TXT of 1-3 turn contexts) "
+        "answered by registered models and/or a file of responses; and hidden gold checks."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("campaign", help="The campaign's slug.")
+        parser.add_argument(
+            "--contexts",
+            type=Path,
+            help="Contexts: .jsonl ({id, context, reference}), .csv (id, turn_1..turn_3, "
+            "reference) or .txt (one context per line, turns separated by tabs).",
+        )
+        parser.add_argument(
+            "--models",
+            default="",
+            help="Comma-separated names of registered models to answer the contexts "
+            "(see `register_model`).",
+        )
+        parser.add_argument(
+            "--responses",
+            type=Path,
+            help='JSONL of ready responses: {"id": context id, "model": ..., "response": ...}.',
+        )
+        parser.add_argument(
+            "--max-turns", type=int, default=3, help="Most turns a context may have (default 3)."
+        )
+        parser.add_argument(
+            "--gold",
+            type=Path,
+            help='JSONL of hidden gold checks: {"key": ..., "payload": {...}, "gold": '
+            "{question: [accepted answers]}}.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        campaign = Campaign.objects.filter(slug=options["campaign"]).first()
+        if campaign is None:
+            raise CommandError(f"No campaign {options['campaign']!r}.")
+        if not options["contexts"] and not options["gold"]:
+            raise CommandError("Give --contexts (with --models and/or --responses) or --gold.")
+        if options["max_turns"] < 1:
+            raise CommandError("--max-turns must be at least 1.")
+        try:
+            if options["contexts"]:
+                self._contexts(campaign, options)
+            if options["gold"]:
+                added = gold_items_add(campaign=campaign, items=_gold_lines(options["gold"]))
+                self.stdout.write(f"Added {added} gold item(s) to {campaign.slug}.")
+        except (CorpusError, AnnotationError) as exc:
+            raise CommandError(getattr(exc, "message", str(exc))) from None
+
+    def _contexts(self, campaign: Campaign, options: dict[str, Any]) -> None:
+        contexts = read_contexts(options["contexts"], max_turns=options["max_turns"])
+        models = [m.strip() for m in options["models"].split(",") if m.strip()]
+        responses = read_responses(options["responses"]) if options["responses"] else None
+        self.stdout.write(f"{len(contexts)} contexts; models: {', '.join(models) or 'none'}")
+        built = campaign_items_from_responses(
+            campaign=campaign, contexts=contexts, models=models, responses=responses
+        )
+        self.stdout.write(
+            f"Added {built.added} item(s) to {campaign.slug} from {', '.join(built.models)}"
+            + (f"; skipped {built.skipped} identical pair(s)." if built.skipped else ".")
+        )
+
+
+def _gold_lines(path: Path) -> list[tuple[str, Any, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: cannot read: {exc}") from None
+    rows = []
+    for n, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{path.name}, line {n}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or not {"key", "payload", "gold"} <= set(record):
+            raise CorpusError(f"{path.name}, line {n}: needs 'key', 'payload' and 'gold'")
+        rows.append((record["key"], record["payload"], record["gold"]))
+    return rows

@@ -1,0 +1,58 @@
+"""ED's emotion-prepend variant (PROTOCOLS.md §8): the top emotion predicted for the context
+is prepended to the model's input ("proud I finally got promoted!").
+
+Configuration::
+
+    {"classifier": "var/models/emotion",          # a folder saved by EmotionClassifier.save
+     "backend": "hf_local", "config": {"path": "/models/ed-finetuned"}}
+
+The wrapped backend sees examples whose first turn starts with the label; scoring goes through
+the same change, so perplexities are comparable with the model's training input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from modelhub.backends.base import Backend, Example, TokenScores, config_check
+
+
+class EmotionPrepend(Backend):
+    """Prepend the predicted emotion to the context, then ask the wrapped backend."""
+
+    name = "emotion_prepend"
+
+    def __init__(self, classifier: str, backend: str, config: dict | None = None) -> None:
+        from modelhub.backends import backend_load  # the registry imports this module
+        from modelhub.emotion import EmotionClassifier
+
+        config_check(
+            self.name,
+            locals(),
+            required=["classifier", "backend"],
+            types={"classifier": str, "backend": str, "config": dict},
+        )
+        if backend == self.name:
+            raise ValueError("emotion_prepend cannot wrap itself")
+        self.inner = backend_load(backend, dict(config or {}))
+        self.classifier = EmotionClassifier.load(classifier)
+
+    def prepend(self, examples: Sequence[Example]) -> list[Example]:
+        """Return the examples with the predicted label in front of their first turn."""
+        labels = self.classifier.predict([" ".join(e.turns) for e in examples])
+        return [
+            replace(e, turns=(f"{label} {e.turns[0]}", *e.turns[1:])) if e.turns else e
+            for e, label in zip(examples, labels, strict=True)
+        ]
+
+    def generate(self, examples: Sequence[Example], params: Mapping[str, Any]) -> list[str]:
+        return self.inner.generate(self.prepend(examples), params) if examples else []
+
+    def score(self, examples: Sequence[Example], responses: Sequence[str]) -> list[TokenScores]:
+        return self.inner.score(self.prepend(examples), responses)
+
+    @property
+    def can_score(self) -> bool:
+        return self.inner.can_score

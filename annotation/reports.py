@@ -62,12 +62,16 @@ def bar_figure(
     group: str,
     bar: str,
     value: str,
-    error: str,
+    error: str | tuple[str, str],
     ylabel: str,
     ylim: tuple[float, float] | None = None,
     marked: str = "",
 ) -> Figure:
-    """Draw grouped bars (one group per ``group`` value, one bar per ``bar``) with error bars."""
+    """Draw grouped bars (one group per ``group`` value, one bar per ``bar``) with error bars.
+
+    ``error`` names a column of symmetric errors (SEM) or two columns, the interval's lower
+    and upper ends (a bootstrap CI).
+    """
     groups = list(dict.fromkeys(table[group]))
     bars = sorted(set(table[bar]))
     fig = Figure(figsize=(2.0 + len(groups) * (0.9 + 0.5 * len(bars)), 3.8))
@@ -77,11 +81,17 @@ def bar_figure(
     for i, name in enumerate(bars):
         rows = table[table[bar] == name].set_index(group).reindex(groups)
         label = f"{name} (reference)" if name == marked else str(name)
+        heights = rows[value].to_numpy(dtype=float)
+        if isinstance(error, tuple):
+            low, high = (rows[c].to_numpy(dtype=float) for c in error)
+            yerr = np.nan_to_num(np.vstack([heights - low, high - heights]))
+        else:
+            yerr = rows[error].fillna(0).to_numpy(dtype=float)
         ax.bar(
             x + (i - (len(bars) - 1) / 2) * width,
-            rows[value].to_numpy(dtype=float),
+            heights,
             width,
-            yerr=rows[error].fillna(0).to_numpy(dtype=float),
+            yerr=yerr,
             capsize=3,
             label=label,
             hatch="//" if name == marked else None,

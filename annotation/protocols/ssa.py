@@ -143,7 +143,7 @@ class SSAProtocol(Protocol):
                 group="metric",
                 bar="model",
                 value="value",
-                error="error",
+                error=("low", "high"),
                 ylabel="% of responses (95% CI)",
                 ylim=(0, 100),
             )
@@ -173,7 +173,7 @@ class SSAProtocol(Protocol):
 
 
 def _bars(scores: pd.DataFrame) -> pd.DataFrame:
-    """Return one row per model and metric, the error bar being half the CI's width."""
+    """Return one row per model and metric with its value and CI."""
     names = {"sensibleness": "Sensibleness", "specificity": "Specificity", "ssa": "SSA"}
     return pd.DataFrame(
         [
@@ -181,7 +181,8 @@ def _bars(scores: pd.DataFrame) -> pd.DataFrame:
                 "model": row["model"],
                 "metric": name,
                 "value": row[key],
-                "error": (row[f"{key}_high"] - row[f"{key}_low"]) / 2,
+                "low": row[f"{key}_low"],
+                "high": row[f"{key}_high"],
             }
             for _, row in scores.iterrows()
             for key, name in names.items()

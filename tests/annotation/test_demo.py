@@ -12,15 +12,15 @@ from annotation.models import Campaign, Judgment
 @pytest.mark.django_db(transaction=True)
 def test_demo_without_server_fills_the_campaign_and_writes_the_report(tmp_path):
     out = io.StringIO()
-    call_command("demo", "--no-server", "--out", str(tmp_path), stdout=out)
+    call_command("demo", "--no-server", "--no-tiny-model", "--out", str(tmp_path), stdout=out)
     campaign = Campaign.objects.get(slug="demo-likert")
     assert campaign.status == Campaign.Status.LIVE
     items = campaign.items.count()
-    assert items >= 60  # 30+ dialogues x 2 models
+    assert items >= 90  # 30+ dialogues x 3 models
     # every item got its simulated ratings (3 questions each), the extra slot stays free
     assert Judgment.objects.filter(item__campaign=campaign).count() == items * 3 * 3
     scores = pd.read_csv(tmp_path / "likert_scores.csv")
-    assert set(scores["model"]) == {"generic-bot", "gold"}
+    assert set(scores["model"]) == {"generic-bot", "gold", "retrieval-minilm"}
     assert (scores["n"] >= 100).all()
     gold = scores[scores["model"] == "gold"].set_index("aspect")["mean"]
     bot = scores[scores["model"] == "generic-bot"].set_index("aspect")["mean"]
@@ -31,6 +31,25 @@ def test_demo_without_server_fills_the_campaign_and_writes_the_report(tmp_path):
     assert (tmp_path / "likert_agreement.csv").exists()
     assert "mean ± SEM" in out.getvalue()
 
-    # A second run reuses the campaign and adds nothing.
-    call_command("demo", "--no-server", "--out", str(tmp_path), stdout=io.StringIO())
+    # The A/B study: gold beats GenericBot clearly, and the ranking says so.
+    pairs = pd.read_csv(tmp_path / "pairwise_pairs.csv").set_index(["model_a", "model_b"])
+    assert (
+        pairs.loc[("generic-bot", "gold"), "b_wins"] > pairs.loc[("generic-bot", "gold"), "a_wins"]
+    )
+    ranking = pd.read_csv(tmp_path / "pairwise_bradley_terry.csv")
+    assert ranking["model"].iloc[0] == "gold"
+    assert (tmp_path / "pairwise_ratio_heatmap.png").stat().st_size > 10_000
+
+    # The SSA study: GenericBot is never specific; the spammer met the hidden gold checks.
+    ssa = pd.read_csv(tmp_path / "ssa_scores.csv").set_index("model")
+    assert ssa.loc["generic-bot", "specificity"] == 0
+    assert ssa.loc["gold", "ssa"] > ssa.loc["generic-bot", "ssa"]
+    ssa_campaign = Campaign.objects.get(slug="demo-ssa")
+    assert ssa_campaign.items.filter(gold__isnull=False).exists()
+    assert Judgment.objects.filter(item__campaign=ssa_campaign, item__gold__isnull=False).exists()
+
+    # A second run reuses the campaigns and adds nothing.
+    call_command(
+        "demo", "--no-server", "--no-tiny-model", "--out", str(tmp_path), stdout=io.StringIO()
+    )
     assert Judgment.objects.filter(item__campaign=campaign).count() == items * 3 * 3

@@ -1,0 +1,160 @@
+"""The demo's studies: the same demo dialogues rated (Likert), compared (A/B) and judged for
+sensibleness and specificity (SSA) over the demo models, each filled by a simulated crowd.
+
+The simulated crowd needs a "truth" per item: what a careful worker would answer. These are
+the demo's assumptions, stated here: the gold reply is good; GenericBot is fluent, sensible
+about seven times in ten (Meena's 70%) and never specific; the retrieval bot is in between;
+the tiny GPT-2 (trained for seconds) is poor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from annotation.corpora import Context, Dialogue, read_empathetic_dialogues
+from annotation.items import campaign_items_from_responses
+from annotation.models import Campaign, Item
+from annotation.quality import gold_items_add
+from annotation.services import campaign_create, campaign_set_status
+
+CORPUS = Path(__file__).resolve().parent / "empathetic_demo.csv"
+# How good each demo model's replies are, 0–1, before the per-item spread.
+QUALITY = {"gold": 0.85, "retrieval-minilm": 0.55, "generic-bot": 0.3, "tiny-gpt2": 0.1}
+
+
+def _spread(key: str) -> float:
+    """Return a stable number in [0, 1) per item key: items differ, runs agree."""
+    return int(hashlib.sha256(key.encode()).hexdigest(), 16) % 1000 / 1000
+
+
+def likert_truth(item: Item) -> dict[str, float]:
+    """Return the true 1–5 ratings of a demo Likert item."""
+    quality = QUALITY.get(item.payload["model"], 0.3) + 0.2 * (_spread(item.key) - 0.5)
+    fluency = 4.6 if item.payload["model"] in ("gold", "generic-bot") else 2.5 + 2 * quality
+    return {"empathy": 1 + 4 * quality, "relevance": 1.2 + 3.8 * quality, "fluency": fluency}
+
+
+def pairwise_truth(item: Item) -> dict[str, Any]:
+    """Return the models' qualities for a demo A/B item."""
+    shift = 0.3 * (_spread(item.key) - 0.5)
+    models = (item.payload["model_a"], item.payload["model_b"])
+    return {
+        "quality": {
+            m: 3 * QUALITY.get(m, 0.3) + (shift if i else -shift) for i, m in enumerate(models)
+        }
+    }
+
+
+def ssa_truth(item: Item) -> dict[str, bool]:
+    """Return whether a demo SSA item's response is sensible and specific."""
+    if item.is_gold:
+        return {"sensible": False, "specific": False}
+    model, spread = item.payload["model"], _spread(item.key)
+    if model == "generic-bot":
+        return {"sensible": spread < 0.7, "specific": False}
+    quality = QUALITY.get(model, 0.3)
+    return {"sensible": spread < quality + 0.1, "specific": spread < quality}
+
+
+# Hidden gold checks for the SSA study: replies that make no sense in their context.
+SSA_GOLD = [
+    ("gold-nonsense-1", ["I just got a puppy!"], "The train leaves from platform purple."),
+    ("gold-nonsense-2", ["My exam went badly today."], "Bananas are my favourite screwdriver."),
+    ("gold-nonsense-3", ["How was your weekend?"], "Yes, the triangle agreed with Tuesday."),
+    ("gold-nonsense-4", ["I miss my grandmother."], "Sure, eleven spoons of loud."),
+]
+
+
+@dataclass(frozen=True)
+class DemoStudy:
+    """One demo campaign: what it runs and how many simulated judgments each item gets."""
+
+    slug: str
+    name: str
+    protocol: str
+    truth: Callable[[Item], Mapping[str, Any]]
+    simulated: int
+    parameters: dict[str, Any] = field(default_factory=dict)
+    controls: dict[str, Any] = field(default_factory=dict)
+    models: tuple[str, ...] = ()  # empty: every demo model
+
+
+STUDIES = [
+    DemoStudy(
+        slug="demo-likert",
+        name="Demo: rate responses to empathetic dialogues",
+        protocol="likert",
+        truth=likert_truth,
+        simulated=3,
+        parameters={"reference_model": "generic-bot", "min_ratings_per_model": 100},
+    ),
+    DemoStudy(
+        slug="demo-ab",
+        name="Demo: which response is better?",
+        protocol="pairwise",
+        truth=pairwise_truth,
+        simulated=3,
+        parameters={
+            "min_judgments_per_pair": 50,
+            "groups": {"gold vs models": [["gold", "generic-bot"], ["gold", "retrieval-minilm"]]},
+        },
+        models=("gold", "retrieval-minilm", "generic-bot"),
+    ),
+    DemoStudy(
+        slug="demo-ssa",
+        name="Demo: does the response make sense, and is it specific?",
+        protocol="ssa",
+        truth=ssa_truth,
+        simulated=5,
+        controls={"gold_rate": 0.15, "gold_min_answered": 3, "gold_min_accuracy": 0.7},
+    ),
+]
+
+
+def demo_dialogues() -> list[Dialogue]:
+    """Return the demo corpus (a file in the repository, so a failure here is a bug)."""
+    return read_empathetic_dialogues(CORPUS)
+
+
+def demo_contexts(dialogues: list[Dialogue]) -> list[Context]:
+    """Return each dialogue's turns before its last as a context, the last as reference."""
+    return [
+        Context(key=d.conv_id, turns=tuple(t for _, t in d.turns[:-1]), reference=d.turns[-1][1])
+        for d in dialogues
+    ]
+
+
+def study_create(study: DemoStudy, contexts: list[Context], models: list[str]) -> Campaign:
+    """Create a demo study with its items and go live; an existing one is returned as it is."""
+    existing = Campaign.objects.filter(slug=study.slug).first()
+    if existing is not None:
+        return existing
+    campaign = campaign_create(
+        slug=study.slug,
+        name=study.name,
+        protocol=study.protocol,
+        parameters=study.parameters,
+        # One slot more than the simulated crowd fills, so a person can still try the page.
+        redundancy=study.simulated + 1,
+        items_per_assignment=10,
+        controls=study.controls,
+    )
+    chosen = [m for m in (study.models or models) if m in models]
+    campaign_items_from_responses(campaign=campaign, contexts=contexts, models=chosen)
+    if study.protocol == "ssa":
+        gold_items_add(
+            campaign=campaign,
+            items=[
+                (
+                    key,
+                    {"context": context, "response": reply, "model": "gold-check"},
+                    {"sensible": ["no"]},
+                )
+                for key, context, reply in SSA_GOLD
+            ],
+        )
+    return campaign_set_status(campaign=campaign, status=Campaign.Status.LIVE)

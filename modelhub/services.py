@@ -1,20 +1,45 @@
-"""Writes of the model side: registering models and storing their generations once."""
+"""Writes of the model side: registering models, storing their generations once, running
+generation jobs, and one bot turn of a live chat."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
 from django.db import transaction
+from django.db.models import Value
+from django.db.models.functions import Greatest
+from django.utils import timezone
 
-from modelhub.backends import BACKENDS, Example, backend_load
-from modelhub.models import Generation, ModelEndpoint
+from modelhub.backends import BACKENDS, Backend, Example, backend_load
+from modelhub.decoding import decoding_validate
+from modelhub.models import Generation, GenerationJob, ModelEndpoint
+
+LOOKUP_CHUNK = 500  # hashes per IN (...) query: well under SQLite's variable limit
+_BACKENDS: dict[tuple[str, str], Backend] = {}
+_BACKENDS_LOCK = threading.Lock()
+BACKENDS_KEPT = 8
 
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def example_key(example: Example) -> str:
+    """Return the hash that identifies an example's context (turns and reference)."""
+    return _digest(example.as_dict())
+
+
+def decoding_key(endpoint: ModelEndpoint) -> str:
+    """Return the hash of the endpoint's validated decoding parameters, defaults included,
+    so that ``{}`` and ``{"strategy": "greedy"}`` share their generations."""
+    return _digest(decoding_validate(endpoint.decoding).as_dict())
 
 
 def endpoint_register(
@@ -25,10 +50,23 @@ def endpoint_register(
     decoding: Mapping[str, Any] | None = None,
     notes: str = "",
 ) -> ModelEndpoint:
-    """Register a model, or update the registration of the same name; return it."""
+    """Register a model, or update the registration of the same name; return it.
+
+    Raise ValueError with a clear message when the name, backend, configuration or decoding
+    parameters are wrong; the configuration is checked by building the backend.
+    """
+    try:
+        validate_slug(name)
+    except ValidationError:
+        raise ValueError(
+            f"the model name {name!r} must be a slug (letters, digits, - and _)"
+        ) from None
+    if len(name) > 64:
+        raise ValueError(f"the model name {name!r} is longer than 64 characters")
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; known: {', '.join(sorted(BACKENDS))}")
     backend_load(backend, dict(config or {}))  # refuse a configuration the backend rejects
+    decoding_validate(decoding)
     endpoint, _ = ModelEndpoint.objects.update_or_create(
         name=name,
         defaults={
@@ -41,40 +79,179 @@ def endpoint_register(
     return endpoint
 
 
+def endpoint_backend(endpoint: ModelEndpoint) -> Backend:
+    """Return the endpoint's backend, built once per process and configuration, so a worker
+    keeps its model loaded between tasks."""
+    key = (endpoint.backend, json.dumps(endpoint.config, sort_keys=True))
+    with _BACKENDS_LOCK:
+        backend = _BACKENDS.pop(key, None) or backend_load(endpoint.backend, endpoint.config)
+        _BACKENDS[key] = backend  # most recently used last
+        while len(_BACKENDS) > BACKENDS_KEPT:
+            del _BACKENDS[next(iter(_BACKENDS))]
+        return backend
+
+
+def _stored(endpoint: ModelEndpoint, decoding_hash: str, keys: Iterable[str]) -> dict[str, str]:
+    keys = list(dict.fromkeys(keys))
+    found: dict[str, str] = {}
+    for start in range(0, len(keys), LOOKUP_CHUNK):
+        found.update(
+            Generation.objects.filter(
+                endpoint=endpoint,
+                decoding_hash=decoding_hash,
+                context_hash__in=keys[start : start + LOOKUP_CHUNK],
+            ).values_list("context_hash", "response")
+        )
+    return found
+
+
+def generations_store(
+    *, endpoint: ModelEndpoint, examples: Sequence[Example], responses: Sequence[str]
+) -> None:
+    """Store responses in one transaction; a response already stored is kept, never doubled."""
+    decoding = decoding_validate(endpoint.decoding).as_dict()
+    decoding_hash = _digest(decoding)
+    with transaction.atomic():
+        Generation.objects.bulk_create(
+            [
+                Generation(
+                    endpoint=endpoint,
+                    context_hash=example_key(e),
+                    decoding_hash=decoding_hash,
+                    context=e.as_dict(),
+                    decoding=decoding,
+                    response=r,
+                )
+                for e, r in zip(examples, responses, strict=True)
+            ],
+            ignore_conflicts=True,
+        )
+
+
 def generations_ensure(*, endpoint: ModelEndpoint, examples: Sequence[Example]) -> list[str]:
     """Return the endpoint's response to each example, generating only the missing ones.
 
     Responses are stored under a unique (model, context, decoding) key, so running this again
-    costs nothing and concurrent runs never store a response twice.
+    costs nothing and concurrent runs never store a response twice. It calls the model in the
+    calling process: fine for rule-based and retrieval bots; big models go through
+    ``generation_job_start`` (a Celery task on the ``inference`` queue).
     """
-    decoding_hash = _digest(endpoint.decoding)
-    keys = [_digest({"turns": list(e.turns), "reference": e.reference}) for e in examples]
-    stored = dict(
-        Generation.objects.filter(
-            endpoint=endpoint, decoding_hash=decoding_hash, context_hash__in=set(keys)
-        ).values_list("context_hash", "response")
-    )
+    decoding_hash = decoding_key(endpoint)
+    keys = [example_key(e) for e in examples]
+    stored = _stored(endpoint, decoding_hash, keys)
     todo = {k: e for k, e in zip(keys, examples, strict=True) if k not in stored}
     if todo:
-        backend = backend_load(endpoint.backend, endpoint.config)
-        responses = backend.generate(list(todo.values()), endpoint.decoding)
-        with transaction.atomic():
-            Generation.objects.bulk_create(
-                [
-                    Generation(
-                        endpoint=endpoint,
-                        context_hash=k,
-                        decoding_hash=decoding_hash,
-                        context={"turns": list(e.turns), "reference": e.reference},
-                        response=r,
-                    )
-                    for (k, e), r in zip(todo.items(), responses, strict=True)
-                ],
-                ignore_conflicts=True,
-            )
-        stored.update(
-            Generation.objects.filter(
-                endpoint=endpoint, decoding_hash=decoding_hash, context_hash__in=list(todo)
-            ).values_list("context_hash", "response")
-        )
+        responses = endpoint_backend(endpoint).generate(list(todo.values()), endpoint.decoding)
+        generations_store(endpoint=endpoint, examples=list(todo.values()), responses=responses)
+        stored.update(_stored(endpoint, decoding_hash, todo))
     return [stored[k] for k in keys]
+
+
+def generation_job_start(
+    *,
+    endpoint: ModelEndpoint,
+    examples: Sequence[Example],
+    label: str = "",
+    batch_size: int = 32,
+) -> GenerationJob:
+    """Create a job for the examples (each distinct context once) and enqueue it on commit.
+
+    Without a broker (the embedded default) Celery runs the task eagerly, in this process.
+    """
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    decoding_validate(endpoint.decoding)
+    distinct = list({example_key(e): e.as_dict() for e in examples}.values())
+    job = GenerationJob.objects.create(
+        endpoint=endpoint,
+        examples=distinct,
+        label=label,
+        total=len(distinct),
+        batch_size=batch_size,
+    )
+    generation_job_enqueue(job=job)
+    return job
+
+
+def generation_job_enqueue(*, job: GenerationJob) -> None:
+    """Queue the job's task once the current transaction commits."""
+    from modelhub.tasks import generation_job_run as task
+
+    transaction.on_commit(lambda: task.delay(job.pk))
+
+
+def generation_job_retry(*, job: GenerationJob) -> None:
+    """Put a failed (or stuck) job back in the queue; what it stored is kept."""
+    GenerationJob.objects.filter(pk=job.pk).exclude(status=GenerationJob.Status.DONE).update(
+        status=GenerationJob.Status.QUEUED, error="", finished_at=None
+    )
+    generation_job_enqueue(job=job)
+
+
+def generation_job_run(*, job_id: int, budget_s: float = 240.0) -> bool:
+    """Generate the job's missing responses, a batch per transaction, until it is done or
+    ``budget_s`` has been used; return whether the job is finished.
+
+    Idempotent: responses already stored are skipped, so a redelivered task (after a worker
+    was killed) only does what is left. Backend errors propagate to the task.
+    """
+    job = GenerationJob.objects.select_related("endpoint").filter(pk=job_id).first()
+    if job is None or job.status in (GenerationJob.Status.DONE, GenerationJob.Status.FAILED):
+        return True  # deleted, finished, or failed (generation_job_retry queues it again)
+    deadline = time.monotonic() + budget_s
+    GenerationJob.objects.filter(pk=job.pk).update(
+        status=GenerationJob.Status.RUNNING,
+        started_at=job.started_at or timezone.now(),
+        attempts=job.attempts + 1,
+    )
+    endpoint = job.endpoint
+    examples = [Example.from_dict(d) for d in job.examples]
+    keys = [example_key(e) for e in examples]
+    done = set(_stored(endpoint, decoding_key(endpoint), keys))
+    todo = [e for k, e in zip(keys, examples, strict=True) if k not in done]
+    _job_progress(job, len(done))
+    backend = endpoint_backend(endpoint)
+    for start in range(0, len(todo), job.batch_size):
+        batch = todo[start : start + job.batch_size]
+        responses = backend.generate(batch, endpoint.decoding)
+        with transaction.atomic():
+            generations_store(endpoint=endpoint, examples=batch, responses=responses)
+            done.update(example_key(e) for e in batch)
+            _job_progress(job, len(done))
+        if start + job.batch_size < len(todo) and time.monotonic() > deadline:
+            return False  # at least one batch per run, so every run makes progress
+    generation_job_finish(job=job)
+    return True
+
+
+def _job_progress(job: GenerationJob, done: int) -> None:
+    # Greatest: a slower duplicate run never moves the counter back.
+    GenerationJob.objects.filter(pk=job.pk).update(done=Greatest("done", Value(done)))
+
+
+def generation_job_finish(*, job: GenerationJob) -> None:
+    """Mark the job done, its counter recounted from the stored rows."""
+    keys = [example_key(Example.from_dict(d)) for d in job.examples]
+    stored = len(_stored(job.endpoint, decoding_key(job.endpoint), keys))
+    GenerationJob.objects.filter(pk=job.pk).update(
+        status=GenerationJob.Status.DONE if stored == job.total else GenerationJob.Status.FAILED,
+        done=stored,
+        error="" if stored == job.total else f"only {stored} of {job.total} responses stored",
+        finished_at=timezone.now(),
+    )
+
+
+def generation_job_fail(*, job_id: int, error: str) -> None:
+    """Mark the job failed with its error (what it stored is kept, never half a batch)."""
+    GenerationJob.objects.filter(pk=job_id).exclude(status=GenerationJob.Status.DONE).update(
+        status=GenerationJob.Status.FAILED, error=error[:5000], finished_at=timezone.now()
+    )
+
+
+def bot_reply(*, endpoint: ModelEndpoint, turns: Sequence[str]) -> str:
+    """Return the bot's next turn in a live chat (``turns``: the conversation so far, oldest
+    first, the human's last). Nothing is stored here: the chat stores its own utterances."""
+    if not turns or not all(isinstance(t, str) for t in turns):
+        raise ValueError("a bot reply needs the conversation so far: a non-empty list of texts")
+    example = Example(turns=tuple(turns))
+    return endpoint_backend(endpoint).generate([example], endpoint.decoding)[0]

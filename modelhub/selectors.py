@@ -1,0 +1,28 @@
+"""Reads of the model side: stored responses and job progress."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from modelhub.backends import Example
+from modelhub.models import Generation, GenerationJob, ModelEndpoint
+from modelhub.services import decoding_key, example_key
+
+
+def generations_lookup(*, endpoint: ModelEndpoint, examples: Sequence[Example]) -> list[str | None]:
+    """Return the stored response to each example (None where there is none yet)."""
+    keys = [example_key(e) for e in examples]
+    stored = dict(
+        Generation.objects.filter(
+            endpoint=endpoint, decoding_hash=decoding_key(endpoint), context_hash__in=set(keys)
+        ).values_list("context_hash", "response")
+    )
+    return [stored.get(k) for k in keys]
+
+
+def generation_job_responses(*, job: GenerationJob) -> list[tuple[Example, str | None]]:
+    """Return the job's examples, each with its stored response (None if not generated yet)."""
+    examples = [Example.from_dict(d) for d in job.examples]
+    return list(
+        zip(examples, generations_lookup(endpoint=job.endpoint, examples=examples), strict=True)
+    )

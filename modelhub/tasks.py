@@ -1,0 +1,85 @@
+"""Celery tasks of the model side, routed to the ``inference`` queue (evalsite/celery.py).
+
+Thin: they take IDs, call services, and are safe to run twice (acks_late redelivers a task
+whose worker died). A generation job runs for at most ``JOB_SLICE_S`` per task and then queues
+its own continuation, so no task comes near the time limits however large the job.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Task, shared_task
+from django.db import DatabaseError, InterfaceError, OperationalError
+
+from modelhub.backends import TransientBackendError
+from modelhub.models import ModelEndpoint
+from modelhub.services import bot_reply as bot_reply_service
+from modelhub.services import generation_job_fail
+from modelhub.services import generation_job_run as generation_job_run_service
+
+logger = logging.getLogger(__name__)
+JOB_SLICE_S = 240.0
+TRANSIENT = (TransientBackendError, OperationalError, InterfaceError)
+
+
+class GenerationJobTask(Task):
+    """Mark the job failed with its error once the task has failed for good."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        job_id = kwargs.get("job_id", args[0] if args else None)
+        if job_id is not None:
+            _job_fail(int(job_id), exc)
+
+
+def _job_fail(job_id: int, exc: BaseException) -> None:
+    try:
+        generation_job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+    except DatabaseError:  # the database itself failed: the log is all that is left
+        logger.exception("could not mark generation job %s failed", job_id)
+
+
+@shared_task(
+    base=GenerationJobTask,
+    bind=True,
+    acks_late=True,
+    autoretry_for=TRANSIENT,
+    max_retries=5,
+    retry_backoff=5,
+    retry_backoff_max=300,
+    retry_jitter=True,
+    soft_time_limit=JOB_SLICE_S + 60,
+    time_limit=JOB_SLICE_S + 120,
+)
+def generation_job_run(self: Task, job_id: int, slice_s: float = JOB_SLICE_S) -> bool:
+    """Work on generation job ``job_id`` for up to ``slice_s``; queue the rest; return whether
+    the job is finished."""
+    try:
+        finished = generation_job_run_service(job_id=job_id, budget_s=slice_s)
+    except TRANSIENT as exc:
+        if self.request.retries >= (self.max_retries or 0):  # the last try: no retry follows
+            _job_fail(job_id, exc)
+        raise  # autoretry_for retries it later, with backoff
+    except Exception as exc:
+        # on_failure covers a worker; this covers eager runs, where errors propagate before it
+        _job_fail(job_id, exc)
+        raise
+    if not finished:
+        generation_job_run.apply_async(args=[job_id], kwargs={"slice_s": slice_s})
+    return finished
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(TransientBackendError,),
+    max_retries=2,
+    retry_backoff=1,
+    retry_backoff_max=10,
+    soft_time_limit=60,
+    time_limit=90,
+)
+def bot_reply(endpoint_id: int, turns: list[str]) -> str:
+    """Return the bot's next turn in a live chat (the chat stores and relays it)."""
+    endpoint = ModelEndpoint.objects.get(pk=endpoint_id)
+    return bot_reply_service(endpoint=endpoint, turns=turns)

@@ -4,10 +4,13 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from annotation.exceptions import InvalidParameters
-from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
+from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Participation, Worker
 from annotation.protocols import registry
+from annotation.quality import worker_unblock
 
 
 class CampaignForm(forms.ModelForm):
@@ -27,6 +30,11 @@ class CampaignForm(forms.ModelForm):
             "reward",
             "budget",
             "owner",
+            "gold_rate",
+            "gold_min_accuracy",
+            "gold_min_answered",
+            "min_seconds_per_item",
+            "max_items_per_worker",
         ]
 
     def clean(self) -> dict[str, Any]:
@@ -47,13 +55,53 @@ class CampaignAdmin(admin.ModelAdmin):
     list_display = ["slug", "name", "protocol", "status", "redundancy", "budget", "created_at"]
     list_filter = ["protocol", "status"]
     search_fields = ["slug", "name"]
+    fieldsets = [
+        (None, {"fields": ["slug", "name", "protocol", "parameters", "status", "owner"]}),
+        (
+            "Work and pay",
+            {"fields": ["redundancy", "items_per_assignment", "lease_seconds", "reward", "budget"]},
+        ),
+        (
+            "Quality control (may change while live)",
+            {
+                "fields": [
+                    "gold_rate",
+                    "gold_min_accuracy",
+                    "gold_min_answered",
+                    "min_seconds_per_item",
+                    "max_items_per_worker",
+                ]
+            },
+        ),
+    ]
 
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ["key", "campaign", "created_at"]
-    list_filter = ["campaign"]
+    list_display = ["key", "campaign", "is_gold", "created_at"]
+    list_filter = ["campaign", ("gold", admin.EmptyFieldListFilter)]
     search_fields = ["key"]
+
+    @admin.display(boolean=True, description="gold check")
+    def is_gold(self, item: Item) -> bool:
+        return item.is_gold
+
+
+@admin.register(Participation)
+class ParticipationAdmin(admin.ModelAdmin):
+    """Soft blocks per campaign; the actions call quality control's services."""
+
+    list_display = ["campaign", "worker", "soft_blocked", "reason", "changed_at"]
+    list_filter = ["soft_blocked", "campaign"]
+    search_fields = ["worker__pseudonym"]
+    raw_id_fields = ["worker"]
+    actions = ["unblock"]
+
+    @admin.action(description="Lift the soft block of the selected workers")
+    def unblock(self, request: HttpRequest, queryset: QuerySet[Participation]) -> None:
+        for participation in queryset.select_related("campaign", "worker"):
+            worker_unblock(campaign=participation.campaign, worker=participation.worker)
+        self.message_user(request, f"Unblocked {queryset.count()} worker(s).")
 
 
 @admin.register(Worker)

@@ -1,0 +1,61 @@
+"""The registry and generation jobs in the admin."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from modelhub.admin import ModelEndpointForm
+from modelhub.backends import Example
+from modelhub.models import GenerationJob
+from modelhub.services import endpoint_register
+
+
+@pytest.fixture
+def admin_client(client, db):
+    user = get_user_model().objects.create_superuser("admin", "a@example.org", "pw")
+    client.force_login(user)
+    return client
+
+
+def _form(**data) -> ModelEndpointForm:
+    fields = {"name": "m", "backend": "generic_bot", "config": "{}", "decoding": "{}"}
+    return ModelEndpointForm(data={**fields, **data})
+
+
+def test_the_form_checks_the_configuration_with_the_backend(db):
+    assert _form().is_valid()
+    form = _form(backend="hf_local", config='{"path": "/nope"}')
+    assert not form.is_valid() and "not a saved model folder" in str(form.errors["config"])
+    form = _form(decoding='{"preset": "beam"}')
+    assert not form.is_valid() and "unknown decoding preset" in str(form.errors["decoding"])
+
+
+def test_jobs_show_their_progress_and_can_be_queued_again(admin_client, monkeypatch):
+    bot = endpoint_register(name="bot", backend="generic_bot")
+    job = GenerationJob.objects.create(
+        endpoint=bot,
+        examples=[Example(turns=("hi",)).as_dict()],
+        total=4,
+        done=1,
+        status=GenerationJob.Status.FAILED,
+        error="boom",
+    )
+    page = admin_client.get(reverse("admin:modelhub_generationjob_changelist"))
+    assert page.status_code == 200 and "1/4 (25%)" in page.content.decode()
+    change = admin_client.get(reverse("admin:modelhub_generationjob_change", args=[job.pk]))
+    assert change.status_code == 200
+    queued = []
+    monkeypatch.setattr("modelhub.services.generation_job_enqueue", lambda job: queued.append(job))
+    admin_client.post(
+        reverse("admin:modelhub_generationjob_changelist"),
+        {"action": "retry", "_selected_action": [job.pk]},
+    )
+    job.refresh_from_db()
+    assert job.status == "queued" and job.error == "" and queued
+
+
+def test_endpoint_pages_render(admin_client):
+    endpoint_register(name="bot", backend="generic_bot", decoding={"preset": "meena"})
+    page = admin_client.get(reverse("admin:modelhub_modelendpoint_changelist"))
+    assert page.status_code == 200 and "meena" in page.content.decode()
+    assert admin_client.get(reverse("admin:modelhub_modelendpoint_add")).status_code == 200

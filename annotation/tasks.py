@@ -1,8 +1,9 @@
-"""Celery tasks of the crowd side: housekeeping that runs on the beat schedule."""
+"""Celery tasks of the crowd side: housekeeping and provider reconciliation (beat schedule)."""
 
 from celery import shared_task
 
 from annotation.allocation import leases_purge_expired
+from annotation.payments import publications_sync
 from annotation.services import assignments_abandon_stale
 
 
@@ -13,3 +14,9 @@ def assignments_housekeeping() -> dict[str, int]:
         "abandoned": assignments_abandon_stale(),
         "leases_purged": leases_purge_expired(),
     }
+
+
+@shared_task(soft_time_limit=240, time_limit=300)
+def providers_sync() -> dict[str, str]:
+    """Reconcile every live publication with its provider (idempotent; one failing is logged)."""
+    return publications_sync(actor="celery beat")

@@ -29,7 +29,9 @@ app.conf.update(
         "assignments-housekeeping": {
             "task": "annotation.tasks.assignments_housekeeping",
             "schedule": 300.0,
-        }
+        },
+        # Bring assignments in line with MTurk/Prolific (submitted elsewhere, returned...).
+        "providers-sync": {"task": "annotation.tasks.providers_sync", "schedule": 600.0},
     },
 )
 app.autodiscover_tasks()

@@ -214,7 +214,7 @@ def _gold_counts(
     ):
         answers.setdefault((worker_id, item_id), {})[question] = value
         shown[worker_id, item_id] = presentation
-        golds[item_id] = gold
+        golds[item_id] = gold or {}
     counts: dict[int, tuple[int, int]] = {}
     for (worker_id, item_id), given in answers.items():
         answered, correct = counts.get(worker_id, (0, 0))

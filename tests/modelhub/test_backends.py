@@ -27,3 +27,25 @@ def test_unknown_backend_or_bad_config_is_a_clear_error():
         backend_load("gpt", {})
     with pytest.raises(ValueError, match="bad configuration"):
         backend_load("generic_bot", {"temperature": 1})
+
+
+def test_generic_bot_can_pretend_to_be_slow_for_tests_and_benchmarks():
+    import time
+
+    bot = backend_load("generic_bot", {"delay_s": 0.05})
+    started = time.monotonic()
+    assert bot.generate([Example(turns=("a",)), Example(turns=("b?",))], {}) == [
+        "ok",
+        "I don't know.",
+    ]
+    assert time.monotonic() - started >= 0.1
+    with pytest.raises(ValueError, match="delay_s"):
+        backend_load("generic_bot", {"delay_s": -1})
+
+
+def test_examples_round_trip_through_json_and_refuse_malformed_input():
+    example = Example(turns=("hi", "hello"), reference="yo")
+    assert Example.from_dict(example.as_dict()) == example
+    for bad in [{"turns": "hi"}, {"turns": [1]}, {"turns": ["a"], "reference": 3}, ["a"]]:
+        with pytest.raises(ValueError, match="turns|reference"):
+            Example.from_dict(bad)

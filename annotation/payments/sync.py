@@ -32,7 +32,7 @@ from annotation.models import (
 )
 from annotation.payments.ledger import audit_add, payment_key
 from annotation.providers import provider_get
-from annotation.providers.base import RemoteSubmission
+from annotation.providers.base import HitState, RemoteSubmission
 
 logger = logging.getLogger(__name__)
 _S = Assignment.Status
@@ -129,13 +129,14 @@ def _record_outside_approval(publication: Publication, assignment: Assignment) -
     )
 
 
-def _expired_here(assignment: Assignment, hit_state: object, now: float) -> bool:
-    status = getattr(hit_state, "status", "")
-    expires = getattr(hit_state, "expires_at", None)
-    seconds = getattr(hit_state, "assignment_seconds", None)
-    if status in _GONE_HIT_STATES or (expires is not None and expires < now):
+def _expired_here(assignment: Assignment, hit_state: HitState | None, now: float) -> bool:
+    """Return True if an open MTurk assignment can no longer be submitted."""
+    if hit_state is None:
+        return False
+    expires, seconds = hit_state.expires_at, hit_state.assignment_seconds
+    if hit_state.status in _GONE_HIT_STATES or (expires is not None and expires < now):
         return True
-    return bool(seconds) and assignment.accepted_at.timestamp() + seconds < now
+    return seconds is not None and assignment.accepted_at.timestamp() + seconds < now
 
 
 def publication_sync(*, publication: Publication, actor: str = "sync") -> SyncReport:
@@ -148,8 +149,8 @@ def publication_sync(*, publication: Publication, actor: str = "sync") -> SyncRe
     hits = {h.external_id: h for h in publication.hits.all()}
     states = provider.hit_states(config=config, hit_ids=list(hits))
     remote = {r.external_id: r for r in provider.submissions(config=config, hit_ids=list(hits))}
-    for hit_id, state in states.items():
-        Hit.objects.filter(pk=hits[hit_id].pk).update(status=state.status[:32])
+    for hit_id, hit_state in states.items():
+        Hit.objects.filter(pk=hits[hit_id].pk).update(status=hit_state.status[:32])
     now = timezone.now()
     local = (
         Assignment.objects.filter(campaign=publication.campaign, worker__provider=provider.name)
@@ -163,12 +164,12 @@ def publication_sync(*, publication: Publication, actor: str = "sync") -> SyncRe
         if found is not None and found.worker_id != assignment.worker.external_id:
             report.mismatched.append(found.external_id)
             continue
+        target: str | None = None
         if found is None:
-            state = states.get(assignment.provider_hit_id)
             expired = provider.name == "mturk" and assignment.status == _S.ACCEPTED
-            target = (
-                _S.ABANDONED if expired and _expired_here(assignment, state, time.time()) else None
-            )
+            state = states.get(assignment.provider_hit_id)
+            if expired and _expired_here(assignment, state, time.time()):
+                target = _S.ABANDONED
         else:
             target = _target(assignment.status, found, assignment.judgments.exists())
         if target and assignment_set_status(assignment=assignment, status=target, now=now):

@@ -196,19 +196,7 @@ def payment_send(
     try:
         reference = send()
     except ProviderError as exc:
-        payment.status = Payment.Status.UNCERTAIN if exc.uncertain else Payment.Status.FAILED
-        payment.error = exc.message[:2000]
-        payment.save(update_fields=["status", "error"])
-        audit_add(
-            action=AuditLog.Action.REFUSED,
-            actor=actor,
-            campaign=campaign,
-            provider=provider.name,
-            worker=worker,
-            assignment=assignment,
-            amount=amount,
-            detail=f"{kind} {key}: {exc.message}",
-        )
+        _payment_failed(payment, exc, actor)
         raise
     payment.status = Payment.Status.PAID
     payment.paid_at = timezone.now()
@@ -227,3 +215,20 @@ def payment_send(
         detail=f"{kind} {key}" + (f": {reason}" if reason else ""),
     )
     return payment
+
+
+def _payment_failed(payment: Payment, exc: ProviderError, actor: str) -> None:
+    """Record a failed send: failed (safe to retry) or uncertain (maybe paid; never retried)."""
+    payment.status = Payment.Status.UNCERTAIN if exc.uncertain else Payment.Status.FAILED
+    payment.error = exc.message[:2000]
+    payment.save(update_fields=["status", "error"])
+    audit_add(
+        action=AuditLog.Action.REFUSED,
+        actor=actor,
+        campaign=payment.campaign,
+        provider=payment.provider,
+        worker=payment.worker,
+        assignment=payment.assignment,
+        amount=payment.amount,
+        detail=f"{payment.kind} {payment.idempotency_key}: {exc.message}",
+    )

@@ -226,15 +226,10 @@ class MTurkProvider(Provider):
         rate = Decimal("0.20") if bonus or assignments < 10 else Decimal("0.40")
         return max(money(reward * rate), Decimal("0.01"))
 
-    def publish(
-        self,
-        *,
-        config: dict[str, Any],
-        plan: LaunchPlan,
-        on_hit: Callable[[PublishedHit], None] | None = None,
-    ) -> list[PublishedHit]:
-        """Create the qualification types, one HIT type per reward, and the HITs."""
-        nonce = secrets.token_hex(4)
+    def _qualifications(
+        self, config: dict[str, Any], plan: LaunchPlan, nonce: str
+    ) -> list[dict[str, Any]]:
+        """Create the limit (and allow-list) qualification types; return the requirements."""
         if not config.get("limit_qualification_id"):
             qual = self.call(
                 config,
@@ -263,11 +258,22 @@ class MTurkProvider(Provider):
                     IntegerValue=1,
                     SendNotification=False,
                 )
-        requirements = qualification_requirements(
+        return qualification_requirements(
             plan.eligibility,
             limit_qual=config["limit_qualification_id"],
             allow_qual=config.get("allow_qualification_id", ""),
         )
+
+    def publish(
+        self,
+        *,
+        config: dict[str, Any],
+        plan: LaunchPlan,
+        on_hit: Callable[[PublishedHit], None] | None = None,
+    ) -> list[PublishedHit]:
+        """Create the qualification types, one HIT type per reward, and the HITs."""
+        nonce = secrets.token_hex(4)
+        requirements = self._qualifications(config, plan, nonce)
         hit_types: dict[str, str] = dict(config.get("hit_types", {}))
         published = []
         for n, spec in enumerate(plan.hits, start=1):

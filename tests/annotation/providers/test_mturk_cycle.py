@@ -236,3 +236,50 @@ def test_blocked_worker_is_refused_before_any_assignment(client, db, paid_campai
         from annotation.providers import Arrival
 
         arrival_verify(campaign=paid_campaign, arrival=Arrival("local", "blocked-one"))
+
+
+def test_a_bonus_the_provider_refuses_is_recorded_failed_and_frees_the_budget(
+    client, fake_mturk, paid_campaign
+):
+    from annotation.payments import assignment_reject, campaign_committed
+
+    fake = fake_mturk
+    publication, _ = _launch(paid_campaign, fake)
+    hit_id = next(iter(fake.state.hits))
+    aid = fake.accept(hit_id, "AW1")
+    done = work_through(client, paid_campaign, _mturk_params(fake, hit_id, aid, "AW1"))
+    post_form(done.content.decode(), "mturk-submit")
+    publication_sync(publication=publication)
+    assignment = Assignment.objects.get(provider_assignment_id=aid)
+    assignment_reject(publication=publication, assignment=assignment, actor="t", feedback="No.")
+    before = campaign_committed(paid_campaign)
+    with pytest.raises(ProviderError, match="submitted or approved"):
+        bonus_pay(
+            campaign=paid_campaign,
+            worker=assignment.worker,
+            amount=Decimal("0.30"),
+            reason="Sorry",
+            actor="t",
+            assignment=assignment,
+        )
+    payment = Payment.objects.get(kind="bonus")
+    assert payment.status == "failed" and "submitted or approved" in payment.error
+    assert campaign_committed(paid_campaign) == before
+    assert AuditLog.objects.filter(action="refused", amount=Decimal("0.30")).exists()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"PROLIFIC_PID": "P1"},  # no session or study
+        {"PROLIFIC_PID": "P1", "STUDY_ID": "S", "SESSION_ID": "a b"},
+        {"assignmentId": "A1", "hitId": "H1", "workerId": "W1"},  # no turkSubmitTo
+        {"assignmentId": "A1", "hitId": "<x>", "workerId": "W1", "turkSubmitTo": "x"},
+    ],
+)
+def test_malformed_provider_parameters_are_a_clear_400(client, paid_campaign, params):
+    paid_campaign.status = "live"
+    paid_campaign.save()
+    response = client.get(f"/task/{paid_campaign.slug}/", params)
+    assert response.status_code == 400
+    assert not Assignment.objects.exists()

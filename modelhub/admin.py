@@ -25,7 +25,7 @@ class ModelEndpointForm(forms.ModelForm):
         fields = ["name", "backend", "config", "decoding", "notes"]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         if data.get("backend") and isinstance(data.get("config"), dict):
             try:
                 backend_load(data["backend"], data["config"])

@@ -54,12 +54,12 @@ def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> Bleu:
     if len(hypotheses) != len(references) or not hypotheses:
         raise ValueError("BLEU needs one reference per hypothesis, and at least one of each")
     scores = [
-        BLEU(max_ngram_order=n)
-        .corpus_score(list(hypotheses), [list(references)])
-        .score
+        BLEU(max_ngram_order=n).corpus_score(list(hypotheses), [list(references)]).score
         for n in (1, 2, 3, 4)
     ]
-    return Bleu(*scores, n=len(hypotheses))
+    return Bleu(
+        bleu1=scores[0], bleu2=scores[1], bleu3=scores[2], bleu4=scores[3], n=len(hypotheses)
+    )
 
 
 def distinct_n(texts: Sequence[str], n: int) -> float:

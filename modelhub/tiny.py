@@ -63,30 +63,22 @@ def tiny_model_build(
 
     folder = Path(folder)
     tokenizer = tokenizer_build(texts)
-    ids = {"pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 3}
+    ids: dict[str, Any] = {"pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 3}
     torch.manual_seed(seed)
+    config: Any
     model: Any
     if kind == "causal":
         config = GPT2Config(
-            vocab_size=len(tokenizer),
-            n_positions=positions,
-            n_embd=width,
-            n_layer=layers,
-            n_head=heads,
-            **ids,
-        )
+            vocab_size=len(tokenizer), n_positions=positions, n_embd=width, n_layer=layers,
+            n_head=heads, **ids,
+        )  # fmt: skip
         model = GPT2LMHeadModel(config)
     elif kind == "seq2seq":
         config = T5Config(
-            vocab_size=len(tokenizer),
-            d_model=width,
-            d_ff=width * 2,
-            d_kv=width // heads,
-            num_layers=layers,
-            num_heads=heads,
-            decoder_start_token_id=0,
-            **ids,
-        )
+            vocab_size=len(tokenizer), d_model=width, d_ff=width * 2, d_kv=width // heads,
+            num_layers=layers, num_heads=heads, **ids,
+        )  # fmt: skip
+        config.decoder_start_token_id = 0  # T5 starts decoding from the pad token
         model = T5ForConditionalGeneration(config)
     else:
         raise ValueError(f"kind must be 'causal' or 'seq2seq', not {kind!r}")

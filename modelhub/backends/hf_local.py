@@ -118,10 +118,10 @@ class HFLocal(Backend):
     def _load_fresh(self, device: str, dtype: Any) -> tuple[Any, Any]:
         from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
-        auto = AutoModelForCausalLM if self.kind == "causal" else AutoModelForSeq2SeqLM
+        auto: Any = AutoModelForCausalLM if self.kind == "causal" else AutoModelForSeq2SeqLM
         try:
             tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-            model = auto.from_pretrained(self.path, dtype=dtype, local_files_only=True)
+            model: Any = auto.from_pretrained(self.path, dtype=dtype, local_files_only=True)
         except (OSError, ValueError) as exc:
             raise BackendError(f"hf_local: cannot load the model in {self.path!r}: {exc}") from None
         if tokenizer.pad_token is None:

@@ -8,7 +8,20 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from annotation.exceptions import InvalidParameters
-from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Participation, Worker
+from annotation.models import (
+    Assignment,
+    AuditLog,
+    Campaign,
+    Hit,
+    Item,
+    Judgment,
+    Lease,
+    Participation,
+    Payment,
+    Publication,
+    Worker,
+    WorkerBlock,
+)
 from annotation.protocols import registry
 from annotation.quality import worker_unblock
 
@@ -132,3 +145,48 @@ class JudgmentAdmin(admin.ModelAdmin):
     list_filter = ["question", "item__campaign"]
     search_fields = ["worker__pseudonym", "item__key"]
     raw_id_fields = ["item", "worker", "assignment"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Money and audit records are written only by the payment services: view, never edit."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Publication)
+class PublicationAdmin(ReadOnlyAdmin):
+    list_display = ["campaign", "provider", "status", "sandbox", "external_id", "reserved"]
+    list_filter = ["provider", "status", "sandbox"]
+
+
+@admin.register(Hit)
+class HitAdmin(ReadOnlyAdmin):
+    list_display = ["external_id", "publication", "max_assignments", "reward", "label", "status"]
+    search_fields = ["external_id"]
+
+
+@admin.register(Payment)
+class PaymentAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "campaign", "worker", "kind", "amount", "fee", "status"]
+    list_filter = ["kind", "status", "provider", "campaign"]
+    search_fields = ["worker__pseudonym", "idempotency_key", "provider_reference"]
+
+
+@admin.register(AuditLog)
+class AuditLogAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "campaign", "action", "actor", "worker", "amount"]
+    list_filter = ["action", "provider", "campaign"]
+    search_fields = ["worker__pseudonym", "actor", "detail"]
+
+
+@admin.register(WorkerBlock)
+class WorkerBlockAdmin(ReadOnlyAdmin):
+    list_display = ["worker", "reason", "actor", "created_at", "lifted_at"]
+    search_fields = ["worker__pseudonym", "reason"]

@@ -49,7 +49,17 @@ def test_admin_pages_render_for_staff(admin_client, campaign):
         f"/admin/annotation/campaign/{campaign.pk}/change/",
         "/admin/annotation/judgment/",
         "/admin/annotation/participation/",
+        "/admin/annotation/payment/",
+        "/admin/annotation/auditlog/",
+        "/admin/annotation/publication/",
+        "/admin/annotation/hit/",
+        "/admin/annotation/workerblock/",
         "/admin/annotation/item/?gold__isempty=0",
         "/admin/modelhub/modelendpoint/",
     ):
         assert admin_client.get(url).status_code == 200
+
+
+def test_money_and_audit_records_cannot_be_added_in_the_admin(admin_client):
+    for model in ("payment", "auditlog", "publication", "hit", "workerblock"):
+        assert admin_client.get(f"/admin/annotation/{model}/add/").status_code == 403

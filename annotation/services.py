@@ -32,6 +32,7 @@ from annotation.models import (
     Lease,
     Participation,
     Worker,
+    WorkerBlock,
 )
 from annotation.protocols import registry
 from annotation.providers import Arrival
@@ -366,9 +367,12 @@ def _judgment_store(
             "Your time for this item ran out and other workers have judged it; "
             "please continue with the next item."
         )
-    if Participation.objects.filter(
-        campaign=locked.campaign, worker=worker, soft_blocked=True
-    ).exists():
+    if (
+        Participation.objects.filter(
+            campaign=locked.campaign, worker=worker, soft_blocked=True
+        ).exists()
+        or WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists()
+    ):
         raise NotAllowed("There are no more items for you in this study.")
     spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
     quality.answer_time_check(campaign=locked.campaign, spent_ms=spent)

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from annotation.allocation import item_next
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
-from annotation.models import Item, Judgment, Lease, Participation
+from annotation.models import Item, Judgment, Lease, Participation, WorkerBlock
 from annotation.providers import Arrival
 from annotation.quality import (
     campaign_controls_update,
@@ -311,3 +311,13 @@ def test_worker_statistics_report_count_time_gold_agreement_and_flags(campaign):
     assert set(stats.loc[sloppy.pk, "flags"].split(", ")) == {"soft-blocked", "gold", "fast"}
     assert stats.loc[third.pk, "gold_answered"] == 0 and stats.loc[third.pk, "passes"]
     assert stats.loc[careful.pk, "pseudonym"] == careful.pseudonym
+
+
+def test_a_provider_blocked_worker_cannot_submit_the_item_on_screen(campaign):
+    worker = WorkerFactory()
+    assignment = assignment_start(campaign=campaign, worker=worker)
+    item = item_next(assignment=assignment)
+    WorkerBlock.objects.create(worker=worker, reason="spam", actor="test")
+    with pytest.raises(NotAllowed, match="no more items"):
+        _answer(assignment, item, GOOD)
+    assert not Judgment.objects.filter(worker=worker).exists()

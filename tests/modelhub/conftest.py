@@ -32,3 +32,14 @@ def cache_dir(tmp_path, monkeypatch) -> str:
     folder = tmp_path / "cache"
     monkeypatch.setenv("EVALSITE_CACHE_DIR", str(folder))
     return str(folder)
+
+
+@pytest.fixture
+def celery_eager():
+    """Run queued tasks in this process even when a broker is configured."""
+    from evalsite.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before

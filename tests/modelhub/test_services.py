@@ -70,7 +70,9 @@ def test_bad_registrations_change_nothing(db, kwargs, message):
     assert not Generation.objects.exists()
 
 
-def test_a_job_generates_every_distinct_example_once(db, django_capture_on_commit_callbacks):
+def test_a_job_generates_every_distinct_example_once(
+    db, celery_eager, django_capture_on_commit_callbacks
+):
     bot = endpoint_register(name="bot", backend="generic_bot")
     examples = _examples(10)
     with django_capture_on_commit_callbacks(execute=True):
@@ -84,7 +86,9 @@ def test_a_job_generates_every_distinct_example_once(db, django_capture_on_commi
     assert generations_lookup(endpoint=bot, examples=[Example(turns=("new",))]) == [None]
 
 
-def test_a_job_skips_what_is_already_generated(db, django_capture_on_commit_callbacks, monkeypatch):
+def test_a_job_skips_what_is_already_generated(
+    db, celery_eager, django_capture_on_commit_callbacks, monkeypatch
+):
     bot = endpoint_register(name="bot", backend="generic_bot")
     examples = _examples(6)
     generations_ensure(endpoint=bot, examples=examples[:4])
@@ -118,7 +122,7 @@ def test_a_job_out_of_time_stops_between_batches_and_the_next_run_finishes_it(db
 
 
 def test_a_failing_backend_marks_the_job_failed_and_keeps_whole_batches(
-    db, django_capture_on_commit_callbacks, monkeypatch
+    db, celery_eager, django_capture_on_commit_callbacks, monkeypatch
 ):
     bot = endpoint_register(name="bot", backend="generic_bot")
     real = GenericBot.generate

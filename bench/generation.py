@@ -108,6 +108,8 @@ def overhead(name: str, endpoint: ModelEndpoint, n: int, batch: int, worker: boo
     backend = endpoint_backend(endpoint)
     job_data = examples(n, "job")
     backend.generate(examples(2, "warm-up"), endpoint.decoding)  # load and warm up
+    if worker:  # the worker loads the model on its first job: not part of the overhead
+        job_time(endpoint, examples(2, "warm-up-worker"), batch, worker)
     inside = [0.0]
     generate = backend.generate
 

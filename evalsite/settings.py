@@ -121,6 +121,11 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="")
+# With Redis as broker, a task whose worker died is delivered again after this many seconds
+# (kombu's default is an hour). It must exceed the longest task: hard limit 360 s.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600)
+}
 
 # Channels: Redis when REDIS_URL is set, in-memory otherwise.
 REDIS_URL = env.str("REDIS_URL", default="")

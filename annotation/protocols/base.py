@@ -38,6 +38,20 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
 
+def context_clean(payload: Mapping[str, Any]) -> list[str]:
+    """Return an item payload's ``context``: a non-empty list of non-empty utterances."""
+    if not isinstance(payload, Mapping):
+        raise InvalidParameters("An item must be a JSON object.")
+    context = payload.get("context")
+    if (
+        not isinstance(context, list)
+        or not context
+        or not all(isinstance(t, str) and t.strip() for t in context)
+    ):
+        raise InvalidParameters("'context' must be a non-empty list of utterances.")
+    return [t.strip() for t in context]
+
+
 class Protocol(ABC):
     """An evaluation protocol: parameters, items, the worker page, answers and the report.
 
@@ -54,6 +68,22 @@ class Protocol(ABC):
     @abstractmethod
     def default_parameters(self) -> dict[str, Any]:
         """Return the published defaults."""
+
+    def parameters_merged(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the defaults updated with ``parameters``; refuse a non-object or unknown keys.
+
+        ``clean_parameters`` implementations start here, then check each value.
+        """
+        if not isinstance(parameters, Mapping):
+            raise InvalidParameters("Parameters must be a JSON object.")
+        merged = self.default_parameters()
+        unknown = sorted(map(str, set(parameters) - set(merged)))
+        if unknown:
+            raise InvalidParameters(
+                f"Unknown parameter(s) of {self.title}: {', '.join(unknown)}. "
+                f"Known: {', '.join(sorted(merged))}."
+            )
+        return merged | dict(parameters)
 
     @abstractmethod
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from annotation import reports
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import Protocol, Question, Reliability, Report
+from annotation.protocols.base import Protocol, Question, Reliability, Report, context_clean
 
 # The published wording (Rashkin et al. 2019, §5.2 and the crowdsourcing appendix).
 ASPECTS: list[dict[str, str]] = [
@@ -68,16 +68,7 @@ class LikertProtocol(Protocol):
         }
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
-        if not isinstance(parameters, Mapping):
-            raise InvalidParameters("Parameters must be a JSON object.")
-        cleaned = self.default_parameters()
-        unknown = sorted(set(parameters) - set(cleaned))
-        if unknown:
-            raise InvalidParameters(
-                f"Unknown Likert parameter(s): {', '.join(unknown)}. "
-                f"Known: {', '.join(sorted(cleaned))}."
-            )
-        cleaned.update(parameters)
+        cleaned = self.parameters_merged(parameters)
         errors: dict[str, str] = {}
 
         aspects = cleaned["aspects"]
@@ -129,15 +120,7 @@ class LikertProtocol(Protocol):
         return cleaned
 
     def clean_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        if not isinstance(payload, Mapping):
-            raise InvalidParameters("An item must be a JSON object.")
-        context = payload.get("context")
-        if (
-            not isinstance(context, list)
-            or not context
-            or not all(isinstance(t, str) and t.strip() for t in context)
-        ):
-            raise InvalidParameters("'context' must be a non-empty list of utterances.")
+        context = context_clean(payload)
         for f in ("response", "model"):
             if not isinstance(payload.get(f), str) or not payload[f].strip():
                 raise InvalidParameters(f"'{f}' must be a non-empty string.")
@@ -145,7 +128,7 @@ class LikertProtocol(Protocol):
         if not isinstance(example, str):
             raise InvalidParameters("'example' must be a string.")
         return {
-            "context": [t.strip() for t in context],
+            "context": context,
             "response": payload["response"].strip(),
             "model": payload["model"].strip(),
             "example": example,

@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 
 from annotation import ranking, reports
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import Protocol, Question, Reliability, Report
+from annotation.protocols.base import Protocol, Question, Reliability, Report, context_clean
 
 CHOICES: tuple[tuple[str, str], ...] = (
     ("first", "The first response"),
@@ -92,15 +92,7 @@ class PairwiseProtocol(Protocol):
         }
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
-        if not isinstance(parameters, Mapping):
-            raise InvalidParameters("Parameters must be a JSON object.")
-        cleaned = self.default_parameters()
-        unknown = sorted(set(parameters) - set(cleaned))
-        if unknown:
-            raise InvalidParameters(
-                f"Unknown A/B parameter(s): {', '.join(unknown)}. Known: {', '.join(cleaned)}."
-            )
-        cleaned.update(parameters)
+        cleaned = self.parameters_merged(parameters)
         errors: dict[str, str] = {}
         if not isinstance(cleaned["question"], str) or not cleaned["question"].strip():
             errors["question"] = "Give the question the worker answers."
@@ -130,15 +122,7 @@ class PairwiseProtocol(Protocol):
         return cleaned
 
     def clean_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        if not isinstance(payload, Mapping):
-            raise InvalidParameters("An item must be a JSON object.")
-        context = payload.get("context")
-        if (
-            not isinstance(context, list)
-            or not context
-            or not all(isinstance(t, str) and t.strip() for t in context)
-        ):
-            raise InvalidParameters("'context' must be a non-empty list of utterances.")
+        context = context_clean(payload)
         for f in ("model_a", "response_a", "model_b", "response_b"):
             if not isinstance(payload.get(f), str) or not payload[f].strip():
                 raise InvalidParameters(f"'{f}' must be a non-empty string.")
@@ -152,7 +136,7 @@ class PairwiseProtocol(Protocol):
         cleaned = {
             f: payload[f].strip() for f in ("model_a", "response_a", "model_b", "response_b")
         }
-        return {"context": [t.strip() for t in context], **cleaned, "example": example}
+        return {"context": context, **cleaned, "example": example}
 
     def items_build(
         self,

@@ -51,15 +51,7 @@ class SSAProtocol(Protocol):
         return {"sensible_question": SENSIBLE, "specific_question": SPECIFIC, "n_boot": 1000}
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
-        if not isinstance(parameters, Mapping):
-            raise InvalidParameters("Parameters must be a JSON object.")
-        cleaned = self.default_parameters()
-        unknown = sorted(set(parameters) - set(cleaned))
-        if unknown:
-            raise InvalidParameters(
-                f"Unknown SSA parameter(s): {', '.join(unknown)}. Known: {', '.join(cleaned)}."
-            )
-        cleaned.update(parameters)
+        cleaned = self.parameters_merged(parameters)
         errors = {
             key: "Give the question's text."
             for key in ("sensible_question", "specific_question")

@@ -117,7 +117,7 @@ def test_bad_parameters_are_refused_naming_the_field(parameters, field):
 
 
 def test_unknown_parameter_is_refused():
-    with pytest.raises(InvalidParameters, match="Unknown Likert parameter"):
+    with pytest.raises(InvalidParameters, match="Unknown parameter.*Likert"):
         LIKERT.clean_parameters({"aspect": []})
 
 

@@ -379,7 +379,9 @@ class Hit(models.Model):
             models.UniqueConstraint(
                 fields=["publication", "external_id"], name="hit_unique_per_publication"
             ),
-            models.CheckConstraint(condition=Q(max_assignments__gte=1), name="hit_assignments_gte_1"),
+            models.CheckConstraint(
+                condition=Q(max_assignments__gte=1), name="hit_assignments_gte_1"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,6 +1,5 @@
 """factory_boy factories for the study data model."""
 
-
 import factory
 
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker

@@ -34,7 +34,7 @@ from annotation.models import (
     Worker,
     WorkerBlock,
 )
-from annotation.protocols import registry
+from annotation.protocols import Protocol, registry
 from annotation.providers import Arrival
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -309,16 +309,27 @@ def judgment_submit(
     now = now or timezone.now()
     campaign = assignment.campaign
     protocol = registry.get(campaign.protocol)
-    cleaned = protocol.clean_answers(protocol.clean_parameters(campaign.parameters), answers)
+    parameters = protocol.clean_parameters(campaign.parameters)
+    cleaned = protocol.clean_answers(parameters, answers)
+    answered = Answered(protocol=protocol, parameters=parameters, values=cleaned)
     item_pk = _item_pk(item_id)
     if item_pk is None:
         raise NotFound("This item is not part of this study.")
 
     try:
-        return _judgment_store(assignment, item_pk, cleaned, now)
+        return _judgment_store(assignment, item_pk, answered, now)
     except IntegrityError:
         # Only a concurrent identical submission can get here; it stored the rows.
-        return _judgment_store(assignment, item_pk, cleaned, now)
+        return _judgment_store(assignment, item_pk, answered, now)
+
+
+@dataclass(frozen=True)
+class Answered:
+    """Validated answers with the protocol and cleaned parameters that validated them."""
+
+    protocol: Protocol
+    parameters: dict[str, Any]
+    values: dict[str, Any]
 
 
 def presentation_seed(*, item: Item, worker: Worker) -> str:
@@ -337,7 +348,7 @@ def _item_pk(value: Any) -> int | None:
 
 @transaction.atomic
 def _judgment_store(
-    assignment: Assignment, item_pk: int, cleaned: dict[str, Any], now: datetime
+    assignment: Assignment, item_pk: int, answered: Answered, now: datetime
 ) -> SubmitResult:
     item = Item.objects.select_for_update().filter(pk=item_pk, campaign=assignment.campaign).first()
     if item is None:
@@ -345,7 +356,7 @@ def _judgment_store(
     worker = assignment.worker
     existing = list(Judgment.objects.filter(item=item, worker=worker))
     if existing:
-        if {j.question: j.value for j in existing} != cleaned:
+        if {j.question: j.value for j in existing} != answered.values:
             raise Conflict("You already answered this item; answers cannot be changed.")
         done = not Assignment.objects.filter(pk=assignment.pk, status="accepted").exists()
         return SubmitResult(judgments=existing, created=False, assignment_done=done)
@@ -376,11 +387,8 @@ def _judgment_store(
         raise NotAllowed("There are no more items for you in this study.")
     spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
     quality.answer_time_check(campaign=locked.campaign, spent_ms=spent)
-    protocol = registry.get(locked.campaign.protocol)
-    shown = protocol.presentation(
-        protocol.clean_parameters(locked.campaign.parameters),
-        item.payload,
-        presentation_seed(item=item, worker=worker),
+    shown = answered.protocol.presentation(
+        answered.parameters, item.payload, presentation_seed(item=item, worker=worker)
     )
     judgments = Judgment.objects.bulk_create(
         Judgment(
@@ -392,7 +400,7 @@ def _judgment_store(
             presentation=shown,
             time_spent_ms=spent,
         )
-        for question, value in cleaned.items()
+        for question, value in answered.values.items()
     )
     if item.is_gold:
         quality.gold_record(campaign=locked.campaign, worker=worker)

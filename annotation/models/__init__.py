@@ -1,0 +1,39 @@
+"""The crowd side's data model, one module per area; import models from here."""
+
+from annotation.models.campaigns import (
+    Assignment,
+    Campaign,
+    Item,
+    Judgment,
+    Lease,
+    Participation,
+    Worker,
+    protocol_choices,
+    pseudonym_new,
+)
+from annotation.models.chats import ChatPair, ChatSeat
+from annotation.models.dialogues import Dataset, Dialogue, Situation, Utterance
+from annotation.models.payments import AuditLog, Hit, Payment, Publication, WorkerBlock
+
+__all__ = [
+    "Assignment",
+    "AuditLog",
+    "Campaign",
+    "ChatPair",
+    "ChatSeat",
+    "Dataset",
+    "Dialogue",
+    "Hit",
+    "Item",
+    "Judgment",
+    "Lease",
+    "Participation",
+    "Payment",
+    "Publication",
+    "Situation",
+    "Utterance",
+    "Worker",
+    "WorkerBlock",
+    "protocol_choices",
+    "pseudonym_new",
+]

@@ -1,0 +1,305 @@
+"""Readers of the published emotion-dialogue corpora, each in its released format.
+
+- ``ed``: EmpatheticDialogues CSV (conv_id, utterance_idx, context, prompt, speaker_idx,
+  utterance, selfeval, tags; commas inside fields written as ``_comma_``);
+- ``emotionlines``: EmotionLines / EmotionX JSON (a list of dialogues, each a list of
+  ``{speaker, utterance, emotion, annotation}``; ``annotation`` is the 5 workers' vote counts in
+  the order neutral, joy, sadness, fear, anger, surprise, disgust);
+- ``meld``: MELD CSV (Sr No., Utterance, Speaker, Emotion, Sentiment, Dialogue_ID,
+  Utterance_ID, Season, Episode, StartTime, EndTime);
+- ``emocontext``: SemEval-2019 Task 3 TSV (id, turn1, turn2, turn3, label).
+
+Each reader returns ``DialogueRecord``s or raises ``DatasetError`` naming the file, the line
+and what is wrong; a reader never returns part of a file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from annotation.corpora import CorpusError, read_empathetic_dialogues
+from annotation.datasets.records import (
+    EMOTIONLINES_LABELS,
+    DatasetError,
+    DialogueRecord,
+    Lines,
+    UtteranceRecord,
+    split_from_name,
+    text_clean,
+)
+
+EMOCONTEXT_LABELS: tuple[str, ...] = ("happy", "sad", "angry", "others")
+MELD_COLUMNS = ("Utterance", "Speaker", "Emotion", "Dialogue_ID", "Utterance_ID")
+MELD_EXTRA = ("Sr No.", "Sentiment", "Season", "Episode", "StartTime", "EndTime")
+
+
+def file_text(path: Path) -> str:
+    """Return a text file's content: UTF-8 (a BOM is dropped), else Windows-1252.
+
+    Some corpus releases mix encodings (MELD's curly quotes); a file that is not valid UTF-8 is
+    read as cp1252, which decodes every byte, rather than refused or garbled silently.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot open: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("cp1252", errors="replace")
+
+
+def _key(prefix: str, key: str) -> str:
+    return f"{prefix}/{key}" if prefix else key
+
+
+# --- EmpatheticDialogues ---------------------------------------------------------------------
+
+
+def read_ed(path: Path) -> list[DialogueRecord]:
+    """Read an EmpatheticDialogues CSV: the situation's author is the first speaker."""
+    try:
+        dialogues = read_empathetic_dialogues(path)
+    except CorpusError as exc:
+        raise DatasetError(str(exc)) from None
+    split = split_from_name(path.name)
+    records = []
+    for d in dialogues:
+        records.append(
+            DialogueRecord(
+                key=d.conv_id,
+                utterances=[UtteranceRecord(speaker=s, text=text_clean(t)) for s, t in d.turns],
+                split=split,
+                emotion=d.emotion,
+                situation=text_clean(d.situation),
+                situation_author=d.turns[0][0],
+                where=f"{path.name}, dialogue {d.conv_id}",
+            )
+        )
+    return records
+
+
+# --- EmotionLines ----------------------------------------------------------------------------
+
+
+def _json_array(text: str, pos: int, where: str, lines: Lines) -> Iterator[tuple[int, Any]]:
+    """Yield (offset, value) for each element of the JSON array starting at ``pos``.
+
+    Elements are decoded one at a time so that an error can name the line of the element.
+    """
+    decoder = json.JSONDecoder()
+    n = len(text)
+
+    def skip(i: int) -> int:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    pos = skip(pos)
+    if pos >= n or text[pos] != "[":
+        raise DatasetError(f"{where}, line {lines.of(pos)}: expected a JSON list '['")
+    pos = skip(pos + 1)
+    if pos < n and text[pos] == "]":
+        return
+    while True:
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{where}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        yield pos, value
+        pos = skip(end)
+        if pos < n and text[pos] == ",":
+            pos = skip(pos + 1)
+            continue
+        if pos < n and text[pos] == "]":
+            return
+        raise DatasetError(f"{where}, line {lines.of(pos)}: expected ',' or ']'")
+
+
+def read_emotionlines(path: Path, *, source: str = "") -> list[DialogueRecord]:
+    """Read an EmotionLines JSON file; keys are ``<split>/<n>`` (n counts from 1)."""
+    text = file_text(path)
+    split = split_from_name(path.name)
+    prefix = split or path.stem
+    labels = set(EMOTIONLINES_LABELS) | {"non-neutral"}
+    records = []
+    lines = Lines(text)
+    dialogues = _json_array(text, 0, path.name, lines)
+    for n, (offset, dialogue) in enumerate(dialogues, start=1):
+        where = f"{path.name}, line {lines.of(offset)} (dialogue {n})"
+        if not isinstance(dialogue, list) or not dialogue:
+            raise DatasetError(f"{where}: a dialogue must be a non-empty list of utterances")
+        utterances = []
+        # Re-scan this dialogue's elements for their own lines.
+        for m, (u_offset, u) in enumerate(_json_array(text, offset, path.name, lines), start=1):
+            u_where = f"{path.name}, line {lines.of(u_offset)} (dialogue {n}, utterance {m})"
+            utterances.append(_emotionlines_utterance(u, labels, u_where))
+        records.append(
+            DialogueRecord(
+                key=_key(prefix, str(n)),
+                utterances=utterances,
+                source=source,
+                split=split,
+                where=where,
+            )
+        )
+    if not records:
+        raise DatasetError(f"{path.name}: no dialogues")
+    return records
+
+
+def _emotionlines_utterance(u: Any, labels: set[str], where: str) -> UtteranceRecord:
+    if not isinstance(u, dict):
+        raise DatasetError(f"{where}: an utterance must be an object")
+    missing = [k for k in ("speaker", "utterance", "emotion") if k not in u]
+    if missing:
+        raise DatasetError(f"{where}: missing field(s) {', '.join(missing)}")
+    speaker, utterance, emotion = u["speaker"], u["utterance"], u["emotion"]
+    if not isinstance(speaker, str) or not isinstance(utterance, str):
+        raise DatasetError(f"{where}: 'speaker' and 'utterance' must be text")
+    if not utterance.strip():
+        raise DatasetError(f"{where}: the utterance is empty")
+    if emotion not in labels:
+        raise DatasetError(
+            f"{where}: unknown emotion {str(emotion)[:30]!r}; expected one of "
+            f"{', '.join(EMOTIONLINES_LABELS)} or non-neutral"
+        )
+    annotations: dict[str, Any] = {}
+    votes = u.get("annotation")
+    if votes is not None:
+        if not (isinstance(votes, str) and len(votes) == 7 and votes.isdigit()):
+            raise DatasetError(
+                f"{where}: 'annotation' must be 7 digits of vote counts "
+                f"(neutral … disgust), got {str(votes)[:20]!r}"
+            )
+        annotations["votes"] = dict(zip(EMOTIONLINES_LABELS, map(int, votes), strict=True))
+    return UtteranceRecord(
+        speaker=text_clean(speaker),
+        text=text_clean(utterance),
+        label=emotion,
+        annotations=annotations,
+    )
+
+
+# --- MELD -------------------------------------------------------------------------------------
+
+
+def read_meld(path: Path, *, source: str = "Friends") -> list[DialogueRecord]:
+    """Read a MELD CSV; utterances are ordered by Utterance_ID (MELD has gaps, kept as ids)."""
+    text = file_text(path)
+    split = split_from_name(path.name)
+    prefix = split or path.stem
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = reader.fieldnames or []
+    missing = [c for c in MELD_COLUMNS if c not in header]
+    if missing:
+        raise DatasetError(f"{path.name}, line 1: missing column(s) {', '.join(missing)}")
+    labels = set(EMOTIONLINES_LABELS)
+    by_dialogue: dict[str, dict[int, tuple[str, UtteranceRecord]]] = {}
+    line = 1
+    try:
+        for row in reader:
+            line = reader.line_num
+            where = f"{path.name}, line {line}"
+            if None in row or any(row[c] is None for c in header):
+                raise DatasetError(
+                    f"{where}: the row does not have the header's {len(header)} fields"
+                )
+            dialogue_id, utterance_id = row["Dialogue_ID"].strip(), row["Utterance_ID"].strip()
+            if not dialogue_id.isdigit() or not utterance_id.isdigit():
+                raise DatasetError(f"{where}: Dialogue_ID and Utterance_ID must be whole numbers")
+            emotion = row["Emotion"].strip().lower()
+            if emotion not in labels:
+                raise DatasetError(f"{where}: unknown Emotion {row['Emotion'][:30]!r}")
+            utterance = text_clean(row["Utterance"])
+            if not utterance:
+                raise DatasetError(f"{where}: the utterance is empty")
+            turns = by_dialogue.setdefault(dialogue_id, {})
+            if int(utterance_id) in turns:
+                raise DatasetError(
+                    f"{where}: Utterance_ID {utterance_id} of dialogue {dialogue_id} appears twice"
+                )
+            extra = {c.strip(): row[c].strip() for c in MELD_EXTRA if c in row}
+            extra["utterance_id"] = int(utterance_id)
+            turns[int(utterance_id)] = (
+                where,
+                UtteranceRecord(
+                    speaker=text_clean(row["Speaker"]),
+                    text=utterance,
+                    label=emotion,
+                    annotations=extra,
+                ),
+            )
+    except csv.Error as exc:
+        raise DatasetError(f"{path.name}, line {line + 1}: {exc}") from None
+    if not by_dialogue:
+        raise DatasetError(f"{path.name}: no utterances")
+    return [
+        DialogueRecord(
+            key=_key(prefix, dialogue_id),
+            utterances=[turns[i][1] for i in sorted(turns)],
+            source=source,
+            split=split,
+            where=turns[min(turns)][0],
+        )
+        for dialogue_id, turns in by_dialogue.items()
+    ]
+
+
+# --- EmoContext -------------------------------------------------------------------------------
+
+
+def read_emocontext(path: Path) -> list[DialogueRecord]:
+    """Read an EmoContext TSV; the label (when the file has one) is the last turn's."""
+    text = file_text(path)
+    lines = text.splitlines()
+    if not lines:
+        raise DatasetError(f"{path.name}: the file is empty")
+    header = [h.strip() for h in lines[0].split("\t")]
+    needed = ["id", "turn1", "turn2", "turn3"]
+    if header[:4] != needed or len(header) > 5 or (len(header) == 5 and header[4] != "label"):
+        raise DatasetError(
+            f"{path.name}, line 1: the header must be id, turn1, turn2, turn3[, label] "
+            f"separated by tabs; got {', '.join(header)[:80]}"
+        )
+    has_label = len(header) == 5
+    split = split_from_name(path.name)
+    records: list[DialogueRecord] = []
+    seen: set[str] = set()
+    for n, raw in enumerate(lines[1:], start=2):
+        if not raw.strip():
+            continue
+        where = f"{path.name}, line {n}"
+        fields = raw.split("\t")
+        if len(fields) != len(header):
+            raise DatasetError(
+                f"{where}: {len(fields)} tab-separated fields, expected {len(header)}"
+            )
+        key = fields[0].strip()
+        turns = [text_clean(t) for t in fields[1:4]]
+        if not key or not all(turns):
+            raise DatasetError(f"{where}: empty id or turn")
+        if key in seen:
+            raise DatasetError(f"{where}: the id {key!r} appears twice")
+        seen.add(key)
+        label = fields[4].strip().lower() if has_label else ""
+        if has_label and label not in EMOCONTEXT_LABELS:
+            raise DatasetError(
+                f"{where}: unknown label {fields[4][:20]!r}; use {', '.join(EMOCONTEXT_LABELS)}"
+            )
+        speakers = ("user", "agent", "user")
+        utterances = [
+            UtteranceRecord(speaker=s, text=t) for s, t in zip(speakers, turns, strict=True)
+        ]
+        utterances[-1].label = label
+        records.append(
+            DialogueRecord(key=key, utterances=utterances, split=split, emotion=label, where=where)
+        )
+    if not records:
+        raise DatasetError(f"{path.name}: no dialogues")
+    return records

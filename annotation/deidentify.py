@@ -1,0 +1,150 @@
+"""De-identification of private chat logs before labeling (PROTOCOLS.md §4, EmotionLines).
+
+Emails, URLs, phone numbers and @handles are found by pattern; person and location names come
+from a supplied list (a names file) and, optionally, from the dialogue's own speaker names.
+Each is replaced by its type and an index, ``person_1``, ``location_2``, ``email_1``, the same
+original getting the same replacement throughout one dialogue (and a new numbering in the
+next). The replacements are returned so a reviewer can check them. Pure Python, no ORM.
+
+No statistical name detector ships offline with the platform's dependencies, so names not on
+the list are not caught: build the list from the source's speaker and contact names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ENTITY_TYPES = ("person", "location", "organization")
+
+# Order matters: an email contains an @handle and a URL may contain digits like a phone number.
+_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
+    (
+        "url",
+        re.compile(
+            r"\b(?:https?://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)]"
+            r"|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|tw|uk|de)(?:/[^\s]*)?\b",
+            re.IGNORECASE,
+        ),
+    ),
+    ("phone", re.compile(r"(?<![\w+])\+?\d[\d\s().-]{6,}\d(?!\w)")),
+    ("handle", re.compile(r"(?<![\w@])@[A-Za-z_][\w.]{1,30}\w")),
+)
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """One replaced span: where, what it was, its type and what replaced it."""
+
+    utterance: int  # -1: a speaker name
+    kind: str
+    original: str
+    replacement: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "utterance": self.utterance,
+            "type": self.kind,
+            "original": self.original,
+            "replacement": self.replacement,
+        }
+
+
+def names_read(path: Path) -> dict[str, str]:
+    """Read a names file: one name per line, optionally ``<TAB>person|location|organization``.
+
+    Lines starting with ``#`` are comments; a name without a type is a person. Raise
+    ValueError naming the line of an unknown type.
+    """
+    names: dict[str, str] = {}
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, kind = line.partition("\t")
+        kind = kind.strip().lower() or "person"
+        if kind not in ENTITY_TYPES:
+            raise ValueError(
+                f"{path.name}, line {n}: unknown type {kind!r}; use {', '.join(ENTITY_TYPES)}"
+            )
+        if name.strip():
+            names[name.strip()] = kind
+    return names
+
+
+@dataclass
+class Deidentifier:
+    """Replace identifying spans in one dialogue at a time."""
+
+    names: Mapping[str, str] = field(default_factory=dict)  # name → entity type
+    speakers_are_persons: bool = False
+
+    def dialogue(
+        self, texts: Sequence[str], speakers: Sequence[str] = ()
+    ) -> tuple[list[str], list[str], list[Replacement]]:
+        """Return the dialogue's texts and speakers de-identified, and what was replaced."""
+        table: dict[tuple[str, str], str] = {}
+        counts: dict[str, int] = {}
+        replacements: list[Replacement] = []
+
+        def token(kind: str, original: str) -> str:
+            key = (kind, original.lower() if kind in ENTITY_TYPES else original)
+            if key not in table:
+                counts[kind] = counts.get(kind, 0) + 1
+                table[key] = f"{kind}_{counts[kind]}"
+            return table[key]
+
+        names = dict(self.names)
+        if self.speakers_are_persons:
+            names.update({s: "person" for s in speakers if s.strip()} | dict(self.names))
+        name_pattern = _names_pattern(names)
+        lower_names = {k.lower(): v for k, v in names.items()}
+
+        new_speakers = []
+        for s in speakers:
+            kind = lower_names.get(s.strip().lower())
+            if kind:
+                new = token(kind, s.strip())
+                replacements.append(Replacement(-1, kind, s, new))
+                new_speakers.append(new)
+            else:
+                new_speakers.append(s)
+
+        new_texts = []
+        for i, text in enumerate(texts):
+            found: list[tuple[int, int, str, str]] = []
+            taken = [False] * len(text)
+            patterns = list(_PATTERNS)
+            if name_pattern is not None:
+                patterns.append(("name", name_pattern))
+            for kind, pattern in patterns:
+                for m in pattern.finditer(text):
+                    if any(taken[m.start() : m.end()]):
+                        continue
+                    original = m.group(0)
+                    real_kind = lower_names[original.lower()] if kind == "name" else kind
+                    found.append((m.start(), m.end(), real_kind, original))
+                    taken[m.start() : m.end()] = [True] * (m.end() - m.start())
+            found.sort()
+            out, last = [], 0
+            for start, end, kind, original in found:
+                new = token(kind, original)
+                replacements.append(Replacement(i, kind, original, new))
+                out += [text[last:start], new]
+                last = end
+            out.append(text[last:])
+            new_texts.append("".join(out))
+        return new_texts, new_speakers, replacements
+
+
+def _names_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
+    """Match any of the names as whole words, case-insensitively, longest first."""
+    words = sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True)
+    if not words:
+        return None
+    return re.compile(
+        r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE
+    )

@@ -1,0 +1,195 @@
+"""Contextual emotion labeling of a 3-turn dialogue (PROTOCOLS.md §5; SemEval-2019 EmoContext).
+
+One item is a dialogue of three turns (user, agent, user); the worker labels the last turn as
+happy, sad, angry or others, in the context of the first two. Seven judges per item; the label
+is the majority (a tie stays unlabeled and is counted in the report, never broken at random).
+The report gives the label distribution and Fleiss' kappa with a bootstrap CI (published 0.58
+train / 0.59 evaluation). Items usually come from candidate mining (``annotation.mining``),
+which sends only likely emotional dialogues to the judges.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from annotation import aggregation
+from annotation.datasets.records import DialogueRecord, UtteranceRecord
+from annotation.datasets.sources import EMOCONTEXT_LABELS
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.protocols.base import Protocol, Question, Reliability, Report
+from annotation.protocols.emotionlines import distribution_figure, kappa_by_source
+
+QUESTION = (
+    "Read the conversation. Which emotion does the user express in their last message, given "
+    "the conversation before it?"
+)
+SPEAKERS = ("user", "agent", "user")
+_SIM_ACCURACY = {"good": 0.85, "noisy": 0.6}
+
+
+class EmoContextProtocol(Protocol):
+    """Label the last turn of a 3-turn dialogue: happy, sad, angry or others."""
+
+    name = "emocontext"
+    title = "Contextual emotion of a 3-turn dialogue (EmoContext)"
+    template_name = "annotation/protocols/emocontext.html"
+    default_redundancy = 7
+
+    def default_parameters(self) -> dict[str, Any]:
+        return {"labels": list(EMOCONTEXT_LABELS), "question": QUESTION, "n_boot": 1000}
+
+    def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        cleaned = self.parameters_merged(parameters)
+        errors: dict[str, str] = {}
+        labels = cleaned["labels"]
+        if (
+            not isinstance(labels, list)
+            or not 2 <= len(labels) <= 20
+            or not all(isinstance(x, str) and x.strip() and len(x) <= 32 for x in labels)
+            or len(set(labels)) != len(labels)
+        ):
+            errors["labels"] = "Give 2 to 20 different labels of at most 32 characters."
+        if not isinstance(cleaned["question"], str) or not cleaned["question"].strip():
+            errors["question"] = "Give the question's text."
+        n_boot = cleaned["n_boot"]
+        if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 0 <= n_boot <= 100_000:
+            errors["n_boot"] = "Must be a whole number from 0 to 100000."
+        if errors:
+            raise InvalidParameters("Invalid EmoContext parameters.", fields=errors)
+        return cleaned
+
+    def clean_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(payload, Mapping):
+            raise InvalidParameters("An item must be a JSON object.")
+        turns = payload.get("turns")
+        if (
+            not isinstance(turns, list)
+            or len(turns) != 3
+            or not all(isinstance(t, str) and t.strip() for t in turns)
+        ):
+            raise InvalidParameters("'turns' must be the dialogue's 3 non-empty turns.")
+        item: dict[str, Any] = {"turns": [t.strip() for t in turns]}
+        dialogue = payload.get("dialogue")
+        if dialogue not in (None, ""):
+            if not isinstance(dialogue, str) or len(dialogue) > 200:
+                raise InvalidParameters("'dialogue' must be text of at most 200 characters.")
+            item["dialogue"] = dialogue
+        return item
+
+    def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
+        choices = tuple((label, label.capitalize()) for label in parameters["labels"])
+        return [Question(key="label", text=parameters["question"], choices=choices)]
+
+    def clean_answers(
+        self, parameters: Mapping[str, Any], answers: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        errors: dict[str, str] = {}
+        label = answers.get("label")
+        if label in (None, ""):
+            errors["label"] = "Please choose the emotion of the last message."
+        elif label not in parameters["labels"]:
+            errors["label"] = f"Choose one of {', '.join(parameters['labels'])}."
+        for extra in sorted(set(answers) - {"label"}):
+            errors[str(extra)[:64]] = "This study asks no such question."
+        if errors:
+            raise InvalidAnswer("Please choose an emotion.", fields=errors)
+        return {"label": label}
+
+    def report(
+        self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
+    ) -> Report:
+        report = Report(title="Emotion of the last turn (EmoContext)")
+        labels = list(parameters["labels"])
+        gold = emocontext_labels(judgments)
+        n_items = len(gold)
+        tied = int(gold["tied"].sum()) if n_items else 0
+        shares = gold["label"].value_counts().reindex(labels, fill_value=0) / max(n_items, 1) * 100
+        report.tables["distribution"] = pd.DataFrame(
+            [{"source": "all", "items": n_items, **shares.to_dict(), "tied": tied}]
+        )
+        counts = _counts(judgments, labels)
+        report.tables["agreement"] = kappa_by_source(
+            counts.assign(source=""), labels, n_boot=parameters["n_boot"]
+        ).replace({"source": {"(none)": "all"}})
+        report.tables["gold"] = gold.reset_index()
+        report.notes.append(
+            "Each item's label is the majority of its judges; "
+            f"{tied} item(s) with tied votes have no label. Fleiss' kappa over items with the "
+            "usual number of judges; 95% CI by a bootstrap over items."
+        )
+        if n_items:
+            figure_table = report.tables["distribution"].drop(columns=["items", "tied"])
+            report.figures["distribution"] = distribution_figure(
+                figure_table.assign(dialogues=0, utterances=0)
+            )
+        return report
+
+    def labeled_dialogues(
+        self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
+    ) -> list[DialogueRecord]:
+        """Return the items' dialogues with the majority label and every judge's vote."""
+        gold = emocontext_labels(judgments)
+        records = []
+        for item, payload in zip(items["item"], items["payload"], strict=True):
+            votes = judgments[judgments["item"] == item]
+            label = ""
+            if item in gold.index and not gold.loc[item, "tied"]:
+                label = str(gold.loc[item, "label"])
+            utterances = [
+                UtteranceRecord(s, t) for s, t in zip(SPEAKERS, payload["turns"], strict=True)
+            ]
+            utterances[-1].label = label
+            if len(votes):
+                utterances[-1].annotations = {
+                    "votes": {str(k): int(v) for k, v in votes["value"].value_counts().items()},
+                    "workers": dict(zip(votes["rater"], votes["value"], strict=True)),
+                }
+            records.append(
+                DialogueRecord(
+                    key=payload.get("dialogue") or item,
+                    utterances=utterances,
+                    emotion=label,
+                    metadata={"campaign_item": item},
+                )
+            )
+        return records
+
+    def simulate_answers(
+        self,
+        parameters: Mapping[str, Any],
+        payload: Mapping[str, Any],
+        shown: Mapping[str, Any],
+        truth: Mapping[str, Any] | None,
+        reliability: Reliability,
+        rng: random.Random,
+    ) -> dict[str, str]:
+        """Answer the truth's ``label`` with a chance per reliability, else another label."""
+        labels = list(parameters["labels"])
+        right = (truth or {}).get("label")
+        if reliability == "spammer" or right not in labels:
+            return {"label": rng.choice(labels)}
+        if rng.random() < _SIM_ACCURACY[reliability]:
+            return {"label": str(right)}
+        return {"label": rng.choice([x for x in labels if x != right])}
+
+
+def emocontext_labels(judgments: pd.DataFrame) -> pd.DataFrame:
+    """Return per item the majority ``label`` (missing when tied), ``tied`` and ``n_votes``."""
+    if judgments.empty:
+        return pd.DataFrame(columns=["label", "tied", "n_votes"]).rename_axis("item")
+    votes = judgments[judgments["question"] == "label"][["item", "rater", "value"]]
+    return aggregation.majority_vote(votes, ties="report")[["label", "tied", "n_votes"]]
+
+
+def _counts(judgments: pd.DataFrame, labels: list[str]) -> pd.DataFrame:
+    if judgments.empty:
+        return pd.DataFrame(columns=["item", *labels])
+    votes = judgments[(judgments["question"] == "label") & judgments["value"].isin(labels)]
+    table = votes.groupby(["item", "value"]).size().unstack("value", fill_value=0)
+    table = table.reindex(columns=labels, fill_value=0).reset_index()
+    table.columns.name = None
+    return table

@@ -1,0 +1,87 @@
+"""De-identification: typed, indexed, consistent per dialogue; reviewed; never exported."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.datasets.selectors import deidentification_replacements
+from annotation.deidentify import Deidentifier, names_read
+from annotation.models import Dataset, Utterance
+
+CHAT = (
+    '{"dialogue": "c1", "utterances": ['
+    '{"speaker": "Amy", "text": "Hi Bob, mail amy.chen@example.com or call +886 912-345-678"}, '
+    '{"speaker": "Bob", "text": "See https://example.com/x and @bob_w, I am in Taipei"}, '
+    '{"speaker": "Amy", "text": "Taipei again? bob, amy.chen@example.com works"}]}\n'
+    '{"dialogue": "c2", "utterances": [{"speaker": "Cid", "text": "Is Amy in Paris?"}]}\n'
+)
+
+
+def test_each_kind_is_replaced_by_its_type_and_index_consistently_within_a_dialogue():
+    names = {"Taipei": "location", "Paris": "location", "Bob": "person", "Amy": "person"}
+    texts, speakers, replaced = Deidentifier(names=names).dialogue(
+        [
+            "Hi Bob, mail amy.chen@example.com or call +886 912-345-678",
+            "See https://example.com/x and @bob_w, I am in Taipei",
+            "Taipei again? bob, amy.chen@example.com works",
+        ],
+        ["Amy", "Bob", "Amy"],
+    )
+    assert texts == [
+        "Hi person_2, mail email_1 or call phone_1",
+        "See url_1 and handle_1, I am in location_1",
+        "location_1 again? person_2, email_1 works",
+    ]
+    assert speakers == ["person_1", "person_2", "person_1"]
+    assert {(r.kind, r.original) for r in replaced} >= {("url", "https://example.com/x")}
+    # The numbering starts again in the next dialogue.
+    assert Deidentifier(names=names).dialogue(["In Paris"], ["Amy"])[0] == ["In location_1"]
+
+
+def test_names_file_types_and_errors(tmp_path):
+    path = tmp_path / "names.tsv"
+    path.write_text("# names\nAmy\nTaipei\tlocation\n", encoding="utf-8")
+    assert names_read(path) == {"Amy": "person", "Taipei": "location"}
+    path.write_text("Mars\tplanet\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 1: unknown type 'planet'"):
+        names_read(path)
+
+
+@pytest.mark.django_db
+def test_import_deidentifies_review_lists_it_and_export_never_holds_originals(
+    tmp_path, admin_client, client
+):
+    chat, names = tmp_path / "chat.jsonl", tmp_path / "names.tsv"
+    chat.write_text(CHAT, encoding="utf-8")
+    names.write_text("Taipei\tlocation\nParis\tlocation\n", encoding="utf-8")
+    call_command(
+        "import_dataset", "jsonl", str(chat), "--name", "push",
+        "--deidentify", "--names", str(names), "--speakers-are-persons",
+    )  # fmt: skip
+    stored = " ".join(Utterance.objects.values_list("text", flat=True))
+    for secret in ("amy.chen", "912-345", "Taipei", "bob_w", "example.com", "Bob"):
+        assert secret not in stored
+    dataset = Dataset.objects.get(name="push")
+    rows = deidentification_replacements(dataset)
+    assert {"dialogue": "c1", "utterance": 1, "type": "location", "original": "Taipei",
+            "replacement": "location_1"} in rows  # fmt: skip
+    # c2: Amy is not a speaker there and not on the list, so she is not caught; Paris is.
+    assert [r["original"] for r in rows if r["dialogue"] == "c2"] == ["Cid", "Paris"]
+
+    url = f"/admin/annotation/dataset/{dataset.pk}/deidentification/"
+    page = admin_client.get(url)
+    assert page.status_code == 200 and b"location_1" in page.content and b"Taipei" in page.content
+    assert client.get(url).status_code == 302  # not staff: sent to the login page
+
+    out = tmp_path / "out.jsonl"
+    call_command("export", "--dataset", "push", "--format", "jsonl", "--out", str(out))
+    exported = out.read_text(encoding="utf-8")
+    assert "Taipei" not in exported and "amy.chen" not in exported
+    assert json.loads(exported.splitlines()[0])["metadata"]["deidentification"][0]["replacement"]
+
+
+def test_names_need_deidentify(tmp_path):
+    with pytest.raises(CommandError, match="only with --deidentify"):
+        call_command("import_dataset", "jsonl", str(tmp_path / "x"), "--names", "n.tsv")

@@ -1,0 +1,361 @@
+"""Interactive SSA: the worker's turns, the bot's turns (a Celery task), labels, the end.
+
+A worker's message is stored and, in the same transaction, the dialogue is marked as waiting
+for the bot's turn (``metadata["pending"]``); the task ``chat_bot_turn`` is queued on commit.
+The task stores the bot's turn only if that turn is still awaited (so a redelivered or late
+task never adds a turn twice or after the deadline), together with the Item its labels hang
+on, then tells the seat. Locks: the Dialogue row, for every change to one conversation.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from annotation.chat.empathetic import Sent, _flag
+from annotation.chat.frames import NotYours, OutOfTurn
+from annotation.chat.notify import seats_notify
+from annotation.chat.seats import (
+    activity_touch,
+    bot_labels,
+    bot_turn_item,
+    bot_turn_key,
+    older_than,
+    protocol_of,
+    seat_finish,
+)
+from annotation.exceptions import Conflict, InvalidAnswer, NotFound
+from annotation.models import ChatSeat, Dialogue, Item, Judgment, Utterance
+
+logger = logging.getLogger(__name__)
+
+
+def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue]:
+    """Return the seat and its dialogue, the dialogue's row locked."""
+    seat = ChatSeat.objects.select_related("campaign", "worker", "assignment").get(pk=seat_id)
+    if seat.dialogue_id is None:
+        raise OutOfTurn("This chat has no conversation.")
+    dialogue = Dialogue.objects.select_for_update().get(pk=seat.dialogue_id)
+    return seat, dialogue
+
+
+def _bot_turn_enqueue(dialogue_id: int, index: int) -> None:
+    from annotation.tasks import chat_bot_turn
+
+    transaction.on_commit(lambda: chat_bot_turn.delay(dialogue_id, index))
+
+
+def ssa_message_send(
+    *,
+    seat_id: int,
+    client_id: str,
+    text: str,
+    signals: dict[str, int],
+    dialogue_id: int | None = None,
+    role: str = "",
+    now: datetime | None = None,
+) -> Sent:
+    """Store the worker's turn and ask the bot for its reply (idempotent per ``client_id``).
+
+    Refused: another conversation or role named, a turn while the bot is answering or before
+    its last turn is labeled, a turn past ``max_turns``.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat, dialogue = _locked(seat_id)
+        _, parameters = protocol_of(seat.campaign)
+        if dialogue_id is not None and dialogue_id != dialogue.pk:
+            raise NotYours("This message names a conversation you are not in.")
+        if role and role != "user":
+            raise NotYours(f"You write as the user in this chat, not as {role[:20]!r}.")
+        utterances = list(dialogue.utterances.order_by("index"))
+        known = next((u for u in utterances if u.client_id == client_id), None)
+        if known is not None:
+            if known.text != text.strip():
+                raise Conflict("This message id was already used for another message.")
+            return Sent(index=known.index, created=False)
+        if seat.stage != ChatSeat.Stage.CHATTING:
+            raise OutOfTurn("This conversation has ended.")
+        text = text.strip()
+        if not text:
+            raise InvalidAnswer("Write a message first.", fields={"text": "Empty message."})
+        if len(text) > parameters["utterance_max_chars"]:
+            raise InvalidAnswer(
+                f"Please keep a message under {parameters['utterance_max_chars']} characters.",
+                fields={"text": "Too long."},
+            )
+        count = len(utterances)
+        if dialogue.metadata.get("pending"):
+            raise OutOfTurn("Please wait for the bot's reply.")
+        if utterances[-1].speaker != "bot":
+            raise OutOfTurn("The bot has not answered yet: ask it again or end the chat.")
+        if _unlabeled(seat, dialogue, utterances):
+            raise OutOfTurn("Please label the bot's last reply before you continue.")
+        if count >= parameters["max_turns"]:
+            raise OutOfTurn("The conversation has reached its longest; please end it.")
+        Utterance.objects.create(
+            dialogue=dialogue,
+            index=count,
+            speaker="user",
+            worker=seat.worker,
+            text=text,
+            signals=signals,
+            client_id=client_id,
+        )
+        if signals.get("pastes"):
+            _flag(dialogue, "paste")
+        if count + 1 < parameters["max_turns"]:
+            dialogue.metadata = {
+                **dialogue.metadata,
+                "pending": {"index": count + 1, "since": now.isoformat()},
+            }
+            _bot_turn_enqueue(dialogue.pk, count + 1)
+        dialogue.save(update_fields=["metadata", "flagged", "flags"])
+        activity_touch(seat, now)
+        if count + 1 >= parameters["max_turns"]:
+            _complete(seat, dialogue, now)
+    return Sent(index=count, created=True, notify=[seat.pk])
+
+
+def _unlabeled(seat: ChatSeat, dialogue: Dialogue, utterances: list[Utterance]) -> list[int]:
+    labels = bot_labels(seat, dialogue)
+    return [
+        u.index for u in utterances if u.speaker == "bot" and u.index >= 1 and u.index not in labels
+    ]
+
+
+def bot_turn_run(*, dialogue_id: int, index: int) -> dict[str, Any]:
+    """Generate and store the bot's turn ``index`` if it is still awaited; tell the seat.
+
+    Runs in the Celery task (the ``inference`` queue): the model answers with its own
+    decoding parameters (preset, repetition filter). A model error flags the dialogue and
+    tells the worker; nothing is stored for that turn.
+    """
+    from modelhub.models import ModelEndpoint
+    from modelhub.services import bot_reply
+
+    dialogue = Dialogue.objects.filter(pk=dialogue_id).first()
+    pending = dialogue.metadata.get("pending") if dialogue else None
+    if dialogue is None or not pending or pending.get("index") != index:
+        return {"stored": False, "reason": "not awaited"}
+    seat_id = int(dialogue.metadata["seat"])
+    turns = list(
+        dialogue.utterances.filter(index__lt=index).order_by("index").values_list("text", flat=True)
+    )
+    started = time.perf_counter()
+    try:
+        endpoint = ModelEndpoint.objects.get(name=dialogue.metadata["model"])
+        text = bot_reply(endpoint=endpoint, turns=turns).strip()
+        if not text:
+            raise ValueError("the model returned an empty turn")
+    except Exception as exc:  # any model failure ends this turn with a flag, never a crash
+        logger.warning("bot turn %s of dialogue %s failed: %s", index, dialogue_id, exc)
+        if bot_turn_fail(
+            dialogue_id=dialogue_id, index=index, error=f"{type(exc).__name__}: {exc}"
+        ):
+            seats_notify([seat_id])
+        return {"stored": False, "reason": "failed"}
+    model_ms = (time.perf_counter() - started) * 1000
+    stored = bot_turn_store(
+        dialogue_id=dialogue_id, index=index, text=text, model_ms=model_ms, context=turns
+    )
+    if stored:
+        seats_notify([seat_id], bot={"index": index, "model_ms": model_ms})
+    return {"stored": stored, "model_ms": model_ms}
+
+
+def bot_turn_store(
+    *,
+    dialogue_id: int,
+    index: int,
+    text: str,
+    model_ms: float,
+    context: list[str],
+    now: datetime | None = None,
+) -> bool:
+    """Store the bot's turn and its Item if the turn is still awaited; return whether stored.
+
+    ``context`` is the turns the model answered (they cannot change while the turn is
+    awaited: the worker may not write then).
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        dialogue = (
+            Dialogue.objects.select_for_update(of=("self",))
+            .select_related("campaign")
+            .get(pk=dialogue_id)
+        )
+        assert dialogue.campaign is not None  # a live chat's dialogue is a campaign's
+        pending = dialogue.metadata.get("pending")
+        if not pending or pending.get("index") != index:
+            return False
+        protocol, _ = protocol_of(dialogue.campaign)
+        Utterance.objects.create(
+            dialogue=dialogue,
+            index=index,
+            speaker="bot",
+            text=text,
+            signals={"model_ms": round(model_ms, 3)},
+        )
+        Item.objects.create(
+            campaign=dialogue.campaign,
+            key=bot_turn_key(dialogue, index),
+            payload=protocol.clean_item(
+                {
+                    "context": context,
+                    "response": text,
+                    "model": dialogue.metadata["model"],
+                    "example": dialogue.key,
+                    "index": index,
+                }
+            ),
+        )
+        dialogue.metadata = {**dialogue.metadata, "pending": None, "failed": None}
+        dialogue.save(update_fields=["metadata"])
+    return True
+
+
+def bot_turn_fail(*, dialogue_id: int, index: int, error: str, reason: str = "bot_failed") -> bool:
+    """Give up on the awaited bot turn ``index``: flag the dialogue; return whether it was
+    still awaited."""
+    with transaction.atomic():
+        dialogue = Dialogue.objects.select_for_update().get(pk=dialogue_id)
+        pending = dialogue.metadata.get("pending")
+        if not pending or pending.get("index") != index:
+            return False
+        _flag(dialogue, reason)
+        dialogue.metadata = {
+            **dialogue.metadata,
+            "pending": None,
+            "failed": {"index": index, "error": error[:500], "reason": reason},
+        }
+        dialogue.save(update_fields=["metadata", "flagged", "flags"])
+    return True
+
+
+def bot_turn_expire(*, seat_id: int, now: datetime | None = None) -> list[int]:
+    """Fail the awaited bot turn if it is past the campaign's per-turn deadline."""
+    now = now or timezone.now()
+    seat = ChatSeat.objects.select_related("campaign", "dialogue").get(pk=seat_id)
+    pending = seat.dialogue.metadata.get("pending") if seat.dialogue else None
+    if not pending:
+        return []
+    _, parameters = protocol_of(seat.campaign)
+    since = parse_datetime(pending["since"])
+    if since is None or not older_than(since, now, parameters["bot_deadline_s"]):
+        return []
+    error = f"no reply within {parameters['bot_deadline_s']} s"
+    assert seat.dialogue_id is not None
+    if bot_turn_fail(
+        dialogue_id=seat.dialogue_id, index=pending["index"], error=error, reason="bot_timeout"
+    ):
+        return [seat_id]
+    return []
+
+
+def bot_turn_retry(*, seat_id: int, now: datetime | None = None) -> list[int]:
+    """Ask the bot again for the turn that failed."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat, dialogue = _locked(seat_id)
+        failed = dialogue.metadata.get("failed")
+        if seat.stage != ChatSeat.Stage.CHATTING or not failed:
+            raise OutOfTurn("There is no failed bot turn to ask again.")
+        index = dialogue.utterances.count()
+        dialogue.metadata = {
+            **dialogue.metadata,
+            "failed": None,
+            "pending": {"index": index, "since": now.isoformat()},
+        }
+        dialogue.save(update_fields=["metadata"])
+        _bot_turn_enqueue(dialogue.pk, index)
+    return [seat_id]
+
+
+def label_submit(
+    *, seat_id: int, index: int, answers: dict[str, Any], now: datetime | None = None
+) -> list[int]:
+    """Store the worker's sensible/specific labels of bot turn ``index`` (idempotent).
+
+    The labels are Judgments on the turn's Item, unique per (item, worker, question): the same
+    labels again store nothing; different ones are refused.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat, dialogue = _locked(seat_id)
+        protocol, parameters = protocol_of(seat.campaign)
+        utterance = dialogue.utterances.filter(index=index).first()
+        item = bot_turn_item(dialogue, index)
+        if utterance is None or utterance.speaker != "bot" or index < 1 or item is None:
+            raise NotFound("There is no bot turn to label at this position.")
+        values = protocol.clean_answers(parameters, answers)
+        existing = {
+            j.question: j.value for j in Judgment.objects.filter(item=item, worker=seat.worker)
+        }
+        if existing:
+            if existing != values:
+                raise Conflict("You already labeled this turn; labels cannot be changed.")
+            return []
+        if seat.stage != ChatSeat.Stage.CHATTING:
+            raise OutOfTurn("This conversation has ended.")
+        spent = max(0, int((now - utterance.created_at).total_seconds() * 1000))
+        Judgment.objects.bulk_create(
+            Judgment(
+                item=item,
+                worker=seat.worker,
+                assignment=seat.assignment,
+                question=question,
+                value=value,
+                time_spent_ms=spent,
+            )
+            for question, value in values.items()
+        )
+        count = dialogue.utterances.count()
+        if (
+            count >= parameters["max_turns"]
+            and not dialogue.metadata.get("pending")
+            and not _unlabeled(seat, dialogue, list(dialogue.utterances.all()))
+        ):
+            _complete(seat, dialogue, now)
+    return [seat_id]
+
+
+def ssa_end(*, seat_id: int, now: datetime | None = None) -> list[int]:
+    """End the chat: complete after ``min_turns`` with every bot turn labeled, or early after
+    the bot failed (kept as partial and flagged; the worker is paid by policy)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat, dialogue = _locked(seat_id)
+        _, parameters = protocol_of(seat.campaign)
+        if seat.stage != ChatSeat.Stage.CHATTING:
+            raise OutOfTurn("This conversation has ended.")
+        if dialogue.metadata.get("pending"):
+            raise OutOfTurn("Please wait for the bot's reply.")
+        utterances = list(dialogue.utterances.order_by("index"))
+        if _unlabeled(seat, dialogue, utterances):
+            raise OutOfTurn("Please label the bot's last reply first.")
+        if len(utterances) >= parameters["min_turns"]:
+            _complete(seat, dialogue, now)
+        elif dialogue.metadata.get("failed"):
+            dialogue.status = Dialogue.Status.PARTIAL
+            dialogue.ended_at = now
+            dialogue.save(update_fields=["status", "ended_at"])
+            seat_finish(seat, ChatSeat.Stage.FAILED, "bot_failed", now)
+        else:
+            raise OutOfTurn(
+                f"Please keep chatting: the chat can end after {parameters['min_turns']} turns."
+            )
+    return [seat_id]
+
+
+def _complete(seat: ChatSeat, dialogue: Dialogue, now: datetime) -> None:
+    dialogue.status = Dialogue.Status.COMPLETE
+    dialogue.ended_at = now
+    dialogue.save(update_fields=["status", "ended_at"])
+    seat_finish(seat, ChatSeat.Stage.DONE, "complete", now)

@@ -1,0 +1,334 @@
+"""ED collection between two live workers: situations, the lobby, turns, ends and departures.
+
+Locks: the lobby locks the campaign row while it pairs (two workers can never both take the
+same partner); everything inside a pair's conversations locks the ChatPair row, which
+serialises the two workers' messages, so utterance indexes and turn-taking are decided one
+message at a time. Every function returns the seats whose view changed; the caller tells
+their sockets (``annotation.chat.notify``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.chat.frames import NotYours, OutOfTurn
+from annotation.chat.seats import (
+    activity_touch,
+    older_than,
+    pair_dialogues,
+    protocol_of,
+    role_in,
+    seat_finish,
+)
+from annotation.exceptions import Conflict, InvalidAnswer
+from annotation.models import Campaign, ChatPair, ChatSeat, Dialogue, Situation, Utterance
+from annotation.protocols.empathetic_chat import EmpatheticChatProtocol
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A stored message: its index, whether this call stored it, and the seats to tell."""
+
+    index: int
+    created: bool
+    notify: list[int] = field(default_factory=list)
+
+
+def _flag(dialogue: Dialogue, reason: str) -> None:
+    dialogue.flagged = True
+    if reason not in dialogue.flags:
+        dialogue.flags = [*dialogue.flags, reason]
+
+
+def situation_submit(
+    *,
+    seat_id: int,
+    emotion: Any,
+    text: Any,
+    signals: dict[str, int],
+    now: datetime | None = None,
+) -> list[int]:
+    """Store the worker's label and situation and put them in the lobby; return seats to tell.
+
+    The same situation sent again changes nothing. Pasted text flags the situation for review.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat = (
+            ChatSeat.objects.select_for_update(of=("self",))
+            .select_related("campaign")
+            .get(pk=seat_id)
+        )
+        protocol, parameters = protocol_of(seat.campaign)
+        assert isinstance(protocol, EmpatheticChatProtocol)
+        if seat.stage != ChatSeat.Stage.SITUATION:
+            raise OutOfTurn("Your situation is already saved.")
+        emotion, text = protocol.clean_situation(parameters, seat.offered, emotion, text)
+        seat.situation = Situation.objects.create(
+            campaign=seat.campaign,
+            worker=seat.worker,
+            emotion=emotion,
+            text=text,
+            signals=signals,
+            flagged=bool(signals.get("pastes")),
+        )
+        seat.stage = ChatSeat.Stage.WAITING
+        seat.waiting_since = now
+        seat.save(update_fields=["situation", "stage", "waiting_since"])
+    return [seat_id, *lobby_pair(seat_id=seat_id, now=now)]
+
+
+def lobby_pair(*, seat_id: int, now: datetime | None = None) -> list[int]:
+    """Pair a waiting seat with the longest-waiting other live worker; return both seats.
+
+    A candidate must have a socket open and have been heard from within two heartbeats, and
+    be another person. The one who waited longer speaks first. Returns [] if no one waits.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().get(
+            pk=ChatSeat.objects.values_list("campaign", flat=True).get(pk=seat_id)
+        )
+        seat = ChatSeat.objects.select_for_update().get(pk=seat_id)
+        if seat.stage != ChatSeat.Stage.WAITING or not seat.channel_name:
+            return []
+        _, parameters = protocol_of(campaign)
+        partner = (
+            ChatSeat.objects.select_for_update()
+            .filter(campaign=campaign, stage=ChatSeat.Stage.WAITING)
+            .exclude(pk=seat.pk)
+            .exclude(worker=seat.worker)
+            .exclude(channel_name="")
+            .filter(last_seen_at__gte=now - timedelta(seconds=2 * parameters["heartbeat_s"]))
+            .order_by("waiting_since", "pk")
+            .first()
+        )
+        if partner is None:
+            return []
+        first, second = sorted((seat, partner), key=lambda s: (s.waiting_since or now, s.pk))
+        pair = ChatPair.objects.create(campaign=campaign)
+        for slot, member in enumerate((first, second)):
+            member.pair, member.slot, member.stage = pair, slot, ChatSeat.Stage.CHATTING
+            member.save(update_fields=["pair", "slot", "stage"])
+        _round_start(pair, 1, speaker=first, listener=second)
+    return [first.pk, second.pk]
+
+
+def _round_start(pair: ChatPair, number: int, *, speaker: ChatSeat, listener: ChatSeat) -> None:
+    situation = speaker.situation
+    assert situation is not None
+    Dialogue.objects.create(
+        campaign_id=pair.campaign_id,
+        key=f"pair-{pair.pk}-{number}",
+        situation=situation,
+        emotion=situation.emotion,
+        status=Dialogue.Status.ACTIVE,
+        metadata={
+            "pair": pair.pk,
+            "round": number,
+            "speaker_seat": speaker.pk,
+            "listener_seat": listener.pk,
+            "speaker": speaker.worker.pseudonym,
+            "listener": listener.worker.pseudonym,
+        },
+    )
+
+
+def lobby_release_expired(*, seat_id: int, now: datetime | None = None) -> list[int]:
+    """Release a seat that waited past the lobby timeout (its assignment is submitted, so the
+    waiting is paid); return [seat] if released."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat = (
+            ChatSeat.objects.select_for_update(of=("self",))
+            .select_related("campaign")
+            .get(pk=seat_id)
+        )
+        _, parameters = protocol_of(seat.campaign)
+        if (
+            seat.stage != ChatSeat.Stage.WAITING
+            or seat.waiting_since is None
+            or not older_than(seat.waiting_since, now, parameters["lobby_timeout_s"])
+        ):
+            return []
+        seat_finish(seat, ChatSeat.Stage.RELEASED, "lobby_timeout", now)
+    return [seat_id]
+
+
+def _pair_locked(seat_id: int) -> tuple[ChatSeat, ChatSeat, ChatPair]:
+    """Return the seat, its partner and their pair, the pair's row locked."""
+    pair_id = ChatSeat.objects.values_list("pair", flat=True).get(pk=seat_id)
+    if pair_id is None:
+        raise OutOfTurn("You have no partner yet; please wait.")
+    pair = ChatPair.objects.select_for_update().get(pk=pair_id)
+    seats = {
+        s.pk: s
+        for s in ChatSeat.objects.select_related("campaign", "worker", "assignment").filter(
+            pair=pair
+        )
+    }
+    seat = seats.pop(seat_id)
+    (partner,) = seats.values()
+    return seat, partner, pair
+
+
+def utterance_send(
+    *,
+    seat_id: int,
+    client_id: str,
+    text: str,
+    signals: dict[str, int],
+    dialogue_id: int | None = None,
+    role: str = "",
+    now: datetime | None = None,
+) -> Sent:
+    """Store one message of the current conversation if it is the sender's turn.
+
+    Idempotent: a message resent with the same ``client_id`` returns the stored one. A frame
+    naming another conversation or another role than the sender's is refused, and so is a
+    message out of turn or past the conversation's length. Pasted text flags the dialogue.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat, partner, pair = _pair_locked(seat_id)
+        _, parameters = protocol_of(seat.campaign)
+        dialogues = pair_dialogues(seat)
+        for d in dialogues:
+            known = Utterance.objects.filter(dialogue=d, client_id=client_id).first()
+            if known is not None:
+                if known.worker_id != seat.worker_id or known.text != text.strip():
+                    raise Conflict("This message id was already used for another message.")
+                return Sent(index=known.index, created=False)
+        current = next((d for d in dialogues if d.status == Dialogue.Status.ACTIVE), None)
+        if seat.stage != ChatSeat.Stage.CHATTING or current is None:
+            raise OutOfTurn("This conversation has ended.")
+        mine = role_in(seat, current)
+        if dialogue_id is not None and dialogue_id != current.pk:
+            raise NotYours("This message names a conversation you are not in.")
+        if role and role != mine:
+            raise NotYours(f"You are the {mine.title()} in this conversation, not the {role}.")
+        text = text.strip()
+        if not text:
+            raise InvalidAnswer("Write a message first.", fields={"text": "Empty message."})
+        if len(text) > parameters["utterance_max_chars"]:
+            raise InvalidAnswer(
+                f"Please keep a message under {parameters['utterance_max_chars']} characters.",
+                fields={"text": "Too long."},
+            )
+        count = current.utterances.count()
+        if count >= parameters["max_utterances"]:
+            raise OutOfTurn("This conversation has reached its length.")
+        if ("speaker" if count % 2 == 0 else "listener") != mine:
+            raise OutOfTurn("Please wait for your partner's message.")
+        Utterance.objects.create(
+            dialogue=current,
+            index=count,
+            speaker=mine,
+            worker=seat.worker,
+            text=text,
+            signals=signals,
+            client_id=client_id,
+        )
+        if signals.get("pastes"):
+            _flag(current, "paste")
+            current.save(update_fields=["flagged", "flags"])
+        if count + 1 >= parameters["max_utterances"]:
+            _round_finish(pair, current, seat, partner, now)
+        activity_touch(seat, now)
+    return Sent(index=count, created=True, notify=[seat.pk, partner.pk])
+
+
+def conversation_end(
+    *, seat_id: int, dialogue_id: int | None = None, now: datetime | None = None
+) -> list[int]:
+    """End the current conversation once it has its minimum length; return seats to tell."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat, partner, pair = _pair_locked(seat_id)
+        _, parameters = protocol_of(seat.campaign)
+        current = next(
+            (d for d in pair_dialogues(seat) if d.status == Dialogue.Status.ACTIVE), None
+        )
+        if seat.stage != ChatSeat.Stage.CHATTING or current is None:
+            raise OutOfTurn("This conversation has ended.")
+        if dialogue_id is not None and dialogue_id != current.pk:
+            raise NotYours("This names a conversation you are not in.")
+        if current.utterances.count() < parameters["min_utterances"]:
+            raise OutOfTurn(
+                f"A conversation needs at least {parameters['min_utterances']} messages."
+            )
+        _round_finish(pair, current, seat, partner, now)
+    return [seat.pk, partner.pk]
+
+
+def _round_finish(
+    pair: ChatPair, dialogue: Dialogue, seat: ChatSeat, partner: ChatSeat, now: datetime
+) -> None:
+    """Complete a conversation: start the second with the roles swapped, or end the pair."""
+    dialogue.status = Dialogue.Status.COMPLETE
+    dialogue.ended_at = now
+    dialogue.save(update_fields=["status", "ended_at"])
+    first, second = sorted((seat, partner), key=lambda s: s.slot or 0)
+    if dialogue.metadata.get("round") == 1:
+        _round_start(pair, 2, speaker=second, listener=first)
+        return
+    pair.ended_at = now
+    pair.save(update_fields=["ended_at"])
+    for member in (first, second):
+        seat_finish(member, ChatSeat.Stage.DONE, "complete", now)
+
+
+def partner_check(*, seat_id: int, now: datetime | None = None) -> list[int]:
+    """Declare the seat's partner gone if their socket closed more than half a heartbeat ago
+    (a reload is back sooner) or went silent for two heartbeats; return the seats to tell.
+
+    The conversation under way is kept as partial and flagged ``partner_left``; the remaining
+    worker's assignment is submitted (paid by policy); the one who left sees why on return.
+    """
+    now = now or timezone.now()
+    seat = ChatSeat.objects.select_related("campaign").get(pk=seat_id)
+    if seat.stage != ChatSeat.Stage.CHATTING or seat.pair_id is None:
+        return []
+    _, parameters = protocol_of(seat.campaign)
+    heartbeat = parameters["heartbeat_s"]
+
+    def gone(other: ChatSeat) -> bool:
+        if other.channel_name == "":
+            return older_than(other.last_seen_at, now, heartbeat / 2)
+        return older_than(other.last_seen_at, now, 2 * heartbeat + 1)
+
+    partner = ChatSeat.objects.filter(pair_id=seat.pair_id).exclude(pk=seat.pk).first()
+    if partner is None or not gone(partner):
+        return []
+    with transaction.atomic():
+        seat, partner, pair = _pair_locked(seat_id)
+        if seat.stage != ChatSeat.Stage.CHATTING or not gone(partner):
+            return []
+        for dialogue in pair_dialogues(seat):
+            if dialogue.status == Dialogue.Status.ACTIVE:
+                dialogue.status = Dialogue.Status.PARTIAL
+                dialogue.ended_at = now
+                _flag(dialogue, "partner_left")
+                dialogue.metadata = {**dialogue.metadata, "left_seat": partner.pk}
+                dialogue.save(update_fields=["status", "ended_at", "flagged", "flags", "metadata"])
+        pair.ended_at = now
+        pair.save(update_fields=["ended_at"])
+        seat_finish(seat, ChatSeat.Stage.PARTNER_LEFT, "partner_left", now)
+        seat_finish(partner, ChatSeat.Stage.LEFT, "disconnected", now)
+    return [seat.pk, partner.pk]
+
+
+def chats_sweep(*, now: datetime | None = None) -> int:
+    """End pairs whose workers both went away (no consumer is left to notice); return how
+    many. Run by the housekeeping task."""
+    now = now or timezone.now()
+    ended = 0
+    for seat in ChatSeat.objects.filter(stage=ChatSeat.Stage.CHATTING, pair__isnull=False):
+        if partner_check(seat_id=seat.pk, now=now):
+            ended += 1
+    return ended

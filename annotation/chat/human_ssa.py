@@ -1,0 +1,61 @@
+"""Human–human SSA (PROTOCOLS.md §6): collected conversations labeled by third parties.
+
+Every turn after the first of a campaign's complete conversations becomes an item of a new
+static SSA campaign (its context: the turns before it; its "model": ``human``), labeled by
+five other workers per turn with the majority per question, like Meena's human baseline.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotation.exceptions import Conflict, InvalidParameters
+from annotation.models import Campaign, Dialogue
+from annotation.services import campaign_create, items_add
+
+
+@transaction.atomic
+def ssa_campaign_from_conversations(
+    *,
+    source: Campaign,
+    slug: str,
+    name: str = "",
+    redundancy: int = 5,
+    include_flagged: bool = False,
+    max_context: int = 0,
+) -> Campaign:
+    """Create a draft SSA campaign whose items are the turns of ``source``'s conversations.
+
+    Only complete conversations are used, and flagged ones (pasted text, a partner who left)
+    only with ``include_flagged``. ``max_context`` keeps that many turns before each one (0:
+    all). The item key is ``<dialogue>/<index>``, so the items trace back to the turns.
+    """
+    if redundancy < 1:
+        raise InvalidParameters("redundancy must be at least 1.")
+    if max_context < 0:
+        raise InvalidParameters("max_context must be 0 (all turns) or more.")
+    dialogues = Dialogue.objects.filter(campaign=source, status=Dialogue.Status.COMPLETE)
+    if not include_flagged:
+        dialogues = dialogues.filter(flagged=False)
+    items = []
+    for dialogue in dialogues.order_by("pk").prefetch_related("utterances"):
+        turns = [u.text for u in sorted(dialogue.utterances.all(), key=lambda u: u.index)]
+        for index in range(1, len(turns)):
+            context = turns[max(0, index - max_context) if max_context else 0 : index]
+            payload = {
+                "context": context,
+                "response": turns[index],
+                "model": "human",
+                "example": dialogue.key,
+            }
+            items.append((f"{dialogue.key}/{index}", payload))
+    if not items:
+        raise Conflict(f"'{source.slug}' has no complete conversations to label yet.")
+    campaign = campaign_create(
+        slug=slug,
+        name=name or f"Human–human SSA of {source.name}",
+        protocol="ssa",
+        redundancy=redundancy,
+    )
+    items_add(campaign=campaign, items=items)
+    return campaign

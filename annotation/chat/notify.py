@@ -1,0 +1,81 @@
+"""Channel-layer groups of live chats: one group per seat, whatever socket the worker has.
+
+Services never send to sockets themselves: they return the seats whose view changed, and the
+consumer (or the Celery task of a bot turn) tells those seats' groups. A consumer that hears
+``chat.changed`` reads the state from the database and sends it, so every frame a browser
+gets reflects what is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+
+NOTIFY_TIMEOUT_S = 10.0
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def seat_group(seat_id: int) -> str:
+    """Return the group name of a seat's websocket(s)."""
+    return f"chat.seat.{seat_id}"
+
+
+def changed_event(**extra: Any) -> dict[str, Any]:
+    """Return the event that makes a seat's consumer send its state again."""
+    return {"type": "chat.changed", **extra}
+
+
+async def seats_notify_async(seat_ids: Iterable[int], **extra: Any) -> None:
+    """Tell the seats' consumers that their state changed (from async code)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    for seat_id in dict.fromkeys(seat_ids):
+        await layer.group_send(seat_group(seat_id), changed_event(**extra))
+
+
+def seats_notify(seat_ids: Iterable[int], **extra: Any) -> None:
+    """Tell the seats' consumers that their state changed (from sync code: tasks, services).
+
+    A network layer (Redis) is driven from one long-lived event loop of this process, so its
+    connections are reused between calls (a bot turn's task would otherwise open one per
+    turn). The in-memory layer lives on the web process's own loop, so it is called there.
+    """
+    seat_ids = list(seat_ids)
+    if not seat_ids:
+        return
+    if isinstance(get_channel_layer(), InMemoryChannelLayer):
+        send = async_to_sync(seats_notify_async)
+        if _loop_running():  # e.g. a command called from async code: send from a helper thread
+            with ThreadPoolExecutor(max_workers=1) as helper:
+                helper.submit(send, seat_ids, **extra).result(timeout=NOTIFY_TIMEOUT_S)
+        else:
+            send(seat_ids, **extra)
+        return
+    future = asyncio.run_coroutine_threadsafe(seats_notify_async(seat_ids, **extra), _sender())
+    future.result(timeout=NOTIFY_TIMEOUT_S)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _sender() -> asyncio.AbstractEventLoop:
+    """Return this process's event loop for channel-layer sends, started on first use."""
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="chat-notify", daemon=True).start()
+        return _loop

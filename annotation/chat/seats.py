@@ -1,0 +1,456 @@
+"""Seats: a worker's arrival in a live chat campaign, their websocket, and what they see.
+
+A seat is created once per assignment, when the worker opens the task link; the page then
+opens a websocket that authenticates with the same provider parameters and the signed
+assignment token as the rest of the worker pages (no cookies: the page may be in MTurk's
+iframe). ``chat_state`` is the whole view of one seat, recomputed from the database for every
+frame the browser gets, so a reload or a reconnect shows exactly what is stored.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.exceptions import NotAllowed, NotFound
+from annotation.models import (
+    Assignment,
+    Campaign,
+    ChatSeat,
+    Dialogue,
+    Item,
+    Judgment,
+    Participation,
+    Situation,
+    Utterance,
+    Worker,
+)
+from annotation.protocols import Protocol, registry
+from annotation.protocols.empathetic_chat import labels_offer
+from annotation.providers import Arrival, arrival_parse
+from annotation.services import (
+    assignment_complete,
+    assignment_from_token,
+    assignment_start,
+    worker_get_or_create,
+)
+
+ED = "empathetic_chat"
+SSA = "ssa_interactive"
+STAGE_MESSAGES = {
+    ChatSeat.Stage.PARTNER_LEFT: "Your partner left the chat. The conversation so far is saved, "
+    "and you will be paid for your time as the study's policy says. Thank you!",
+    ChatSeat.Stage.LEFT: "You were disconnected for too long, so the conversation ended and your "
+    "partner was told. What you wrote is saved.",
+    ChatSeat.Stage.RELEASED: "Sorry, no partner arrived in time. Your situation is saved and you "
+    "will be paid for your waiting time as the study's policy says. Thank you for waiting!",
+    ChatSeat.Stage.FAILED: "The chatbot stopped answering, so this conversation ended early. It is "
+    "saved, and you will be paid as the study's policy says.",
+    ChatSeat.Stage.DONE: "You finished the conversations. Thank you!",
+}
+
+
+def protocol_of(campaign: Campaign) -> tuple[Protocol, dict[str, Any]]:
+    """Return the campaign's protocol and its cleaned parameters."""
+    protocol = registry.get(campaign.protocol)
+    return protocol, protocol.clean_parameters(campaign.parameters)
+
+
+# --- arrival -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChatArrival:
+    """What the chat page shows: the chat (a seat), the end screen, or nothing to do."""
+
+    kind: str  # "chat", "done", "nothing" or "stopped"
+    seat: ChatSeat | None = None
+    assignment: Assignment | None = None
+    stop: str = ""
+
+
+def chat_arrive(
+    *, campaign: Campaign, arrival: Arrival, now: datetime | None = None
+) -> ChatArrival:
+    """Return the arriving worker's seat, creating their assignment and seat on first arrival.
+
+    A reload finds the same seat. A worker soft-blocked in the campaign, or whose conversations
+    would go past the campaign's cap (``max_items_per_worker``, read at every arrival so it may
+    change while live), gets no new seat.
+    """
+    now = now or timezone.now()
+    if arrival.preview:
+        raise NotAllowed("This is a preview: accept the HIT to start.")
+    protocol, parameters = protocol_of(campaign)
+    worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
+    if arrival.assignment_id:
+        assignment = Assignment.objects.filter(
+            campaign=campaign, provider_assignment_id=arrival.assignment_id
+        ).first()
+        if assignment is not None and assignment.worker_id != worker.pk:
+            raise NotAllowed("This assignment belongs to another worker.")
+    else:
+        assignment = Assignment.objects.filter(
+            campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
+        ).first()
+    if assignment is not None and not assignment.is_open:
+        return ChatArrival(kind="done", assignment=assignment)
+    seat = ChatSeat.objects.filter(assignment=assignment).first() if assignment else None
+    if seat is not None:
+        return ChatArrival(kind="chat", seat=seat, assignment=assignment)
+    stop = _stop_reason(campaign, worker, needed=2 if protocol.name == ED else 1)
+    if stop:
+        return ChatArrival(kind="stopped", stop=stop)
+    if not campaign.is_live:
+        raise NotAllowed("This study is not open at the moment.")
+    endpoint = ""
+    if protocol.name == SSA:
+        endpoint = model_next(campaign=campaign, parameters=parameters) or ""
+        if not endpoint:
+            return ChatArrival(kind="nothing")
+    if assignment is None:
+        assignment = assignment_start(
+            campaign=campaign,
+            worker=worker,
+            provider_assignment_id=arrival.assignment_id,
+            provider_hit_id=arrival.hit_id,
+            submit_to=arrival.submit_to,
+        )
+    seat = _seat_create(campaign, assignment, protocol, parameters, endpoint, now)
+    return ChatArrival(kind="chat", seat=seat, assignment=assignment)
+
+
+def conversations_done(*, campaign: Campaign, worker: Worker) -> int:
+    """Count the campaign's conversations in which the worker wrote at least one turn."""
+    return (
+        Dialogue.objects.filter(campaign=campaign, utterances__worker=worker)
+        .values("pk")
+        .distinct()
+        .count()
+    )
+
+
+def _stop_reason(campaign: Campaign, worker: Worker, *, needed: int) -> str:
+    if Participation.objects.filter(campaign=campaign, worker=worker, soft_blocked=True).exists():
+        return "blocked"
+    cap = campaign.max_items_per_worker
+    if cap is not None and conversations_done(campaign=campaign, worker=worker) + needed > cap:
+        return "capped"
+    return ""
+
+
+def model_next(*, campaign: Campaign, parameters: Mapping[str, Any]) -> str | None:
+    """Return the registered model with the fewest conversations (finished or under way)
+    below the campaign's target, or None when every model has its conversations."""
+    from modelhub.models import ModelEndpoint
+
+    known = set(ModelEndpoint.objects.filter(name__in=parameters["models"]).values_list("name"))
+    names = [m for m in parameters["models"] if (m,) in known]
+    counts = dict(
+        ChatSeat.objects.filter(campaign=campaign, endpoint__in=names)
+        .filter(Q(stage=ChatSeat.Stage.DONE) | Q(assignment__status=Assignment.Status.ACCEPTED))
+        .values_list("endpoint")
+        .annotate(n=Count("pk"))
+        .values_list("endpoint", "n")
+    )
+    open_models = [m for m in names if counts.get(m, 0) < parameters["conversations_per_model"]]
+    return min(open_models, key=lambda m: counts.get(m, 0)) if open_models else None
+
+
+def _seat_create(
+    campaign: Campaign,
+    assignment: Assignment,
+    protocol: Protocol,
+    parameters: Mapping[str, Any],
+    endpoint: str,
+    now: datetime,
+) -> ChatSeat:
+    try:
+        with transaction.atomic():
+            if protocol.name == ED:
+                situations = Situation.objects.filter(campaign=campaign)
+                overall = Counter(situations.values_list("emotion", flat=True))
+                mine = Counter(
+                    situations.filter(worker=assignment.worker).values_list("emotion", flat=True)
+                )
+                offered = labels_offer(
+                    parameters["emotions"],
+                    overall,
+                    mine,
+                    k=parameters["labels_offered"],
+                    rng=random.Random(),
+                )
+                return ChatSeat.objects.create(
+                    assignment=assignment,
+                    campaign=campaign,
+                    worker=assignment.worker,
+                    stage=ChatSeat.Stage.SITUATION,
+                    offered=offered,
+                    last_seen_at=now,
+                )
+            seat = ChatSeat.objects.create(
+                assignment=assignment,
+                campaign=campaign,
+                worker=assignment.worker,
+                stage=ChatSeat.Stage.CHATTING,
+                endpoint=endpoint,
+                last_seen_at=now,
+            )
+            dialogue = Dialogue.objects.create(
+                campaign=campaign,
+                key=f"ssa-{seat.pk}",
+                status=Dialogue.Status.ACTIVE,
+                metadata={"model": endpoint, "seat": seat.pk, "pending": None, "failed": None},
+            )
+            Utterance.objects.create(
+                dialogue=dialogue,
+                index=0,
+                speaker="bot",
+                text=parameters["opener"],
+                signals={"opener": True},
+            )
+            seat.dialogue = dialogue
+            seat.save(update_fields=["dialogue"])
+            return seat
+    except IntegrityError:  # the same worker's other tab created it first
+        return ChatSeat.objects.get(assignment=assignment)
+
+
+# --- the websocket -------------------------------------------------------------------------
+
+
+def seat_for_socket(*, slug: str, query: Mapping[str, str]) -> ChatSeat:
+    """Return the seat a websocket's URL parameters and token prove; raise NotAllowed.
+
+    The token is the page's signed assignment token; the provider parameters must name the
+    assignment's own worker, as on every worker page.
+    """
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is None:
+        raise NotFound("There is no study at this address.")
+    arrival = arrival_parse(query)
+    if arrival.preview:
+        raise NotAllowed("This is a preview: accept the HIT to start.")
+    assignment = assignment_from_token(query.get("token", ""))
+    worker = assignment.worker
+    if assignment.campaign_id != campaign.pk or (worker.provider, worker.external_id) != (
+        arrival.provider,
+        arrival.worker_id,
+    ):
+        raise NotAllowed("This chat belongs to another worker.")
+    seat = ChatSeat.objects.select_related("campaign", "worker").filter(assignment=assignment)
+    found = seat.first()
+    if found is None:
+        raise NotFound("This chat has not started; please reopen the task link.")
+    return found
+
+
+def seat_connect(*, seat_id: int, channel_name: str, now: datetime | None = None) -> str:
+    """Record the seat's new socket; return the channel of the socket it replaces ("" if none)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat = ChatSeat.objects.select_for_update().get(pk=seat_id)
+        old = seat.channel_name
+        seat.channel_name = channel_name
+        seat.last_seen_at = now
+        seat.save(update_fields=["channel_name", "last_seen_at"])
+    return old if old != channel_name else ""
+
+
+def seat_disconnect(*, seat_id: int, channel_name: str, now: datetime | None = None) -> None:
+    """Record that the seat's socket closed (unless a newer socket has replaced it)."""
+    ChatSeat.objects.filter(pk=seat_id, channel_name=channel_name).update(
+        channel_name="", last_seen_at=now or timezone.now()
+    )
+
+
+def seat_seen(*, seat_id: int, channel_name: str, now: datetime | None = None) -> None:
+    """Record a heartbeat (or any frame) from the seat's current socket."""
+    ChatSeat.objects.filter(pk=seat_id, channel_name=channel_name).update(
+        last_seen_at=now or timezone.now()
+    )
+
+
+def activity_touch(seat: ChatSeat, now: datetime) -> None:
+    """Record activity on the seat's assignment (so it is not taken as abandoned), at most
+    once a minute: a chat's messages need not each write the assignment row."""
+    assignment = seat.assignment
+    if assignment.last_activity_at < now - timedelta(seconds=60):
+        Assignment.objects.filter(pk=assignment.pk).update(last_activity_at=now)
+
+
+def seat_finish(seat: ChatSeat, stage: str, reason: str, now: datetime) -> None:
+    """End the seat in ``stage`` and submit its assignment if that stage is paid.
+
+    The caller holds the lock of whatever the seat's conversation hangs on (pair or dialogue).
+    """
+    seat.stage = stage
+    seat.ended_reason = reason
+    seat.ended_at = now
+    seat.save(update_fields=["stage", "ended_reason", "ended_at"])
+    if stage in ChatSeat.PAID_STAGES:
+        assignment_complete(assignment=seat.assignment, now=now)
+
+
+# --- what the worker sees ------------------------------------------------------------------
+
+
+def chat_state(*, seat_id: int, now: datetime | None = None) -> dict[str, Any]:
+    """Return everything the seat's page shows, as the ``state`` frame (docs/chat.md)."""
+    now = now or timezone.now()
+    seat = ChatSeat.objects.select_related("campaign", "situation", "dialogue").get(pk=seat_id)
+    protocol, parameters = protocol_of(seat.campaign)
+    state: dict[str, Any] = {
+        "type": "state",
+        "protocol": protocol.name,
+        "stage": seat.stage,
+        "heartbeat_s": parameters["heartbeat_s"],
+        "message": STAGE_MESSAGES.get(ChatSeat.Stage(seat.stage), ""),
+        "max_chars": parameters["utterance_max_chars"],
+    }
+    if protocol.name == ED:
+        state.update(_ed_state(seat, parameters, now))
+    else:
+        state.update(_ssa_state(seat, parameters))
+    return state
+
+
+def pair_dialogues(seat: ChatSeat) -> list[Dialogue]:
+    """Return the seat's pair's conversations, first round first."""
+    if seat.pair_id is None:
+        return []
+    keys = [f"pair-{seat.pair_id}-{n}" for n in (1, 2)]
+    return list(Dialogue.objects.filter(campaign_id=seat.campaign_id, key__in=keys).order_by("key"))
+
+
+def role_in(seat: ChatSeat, dialogue: Dialogue) -> str:
+    """Return the seat's role in one of its pair's conversations."""
+    return "speaker" if dialogue.metadata.get("speaker_seat") == seat.pk else "listener"
+
+
+def _ed_state(seat: ChatSeat, parameters: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    state: dict[str, Any] = {}
+    if seat.stage == ChatSeat.Stage.SITUATION:
+        state["offered"] = list(seat.offered)
+        state["limits"] = {
+            k: parameters[k]
+            for k in ("situation_min_words", "situation_max_words", "situation_max_sentences")
+        }
+    if seat.stage == ChatSeat.Stage.WAITING and seat.waiting_since:
+        state["waited_s"] = max(0.0, (now - seat.waiting_since).total_seconds())
+        state["lobby_timeout_s"] = parameters["lobby_timeout_s"]
+    dialogues = pair_dialogues(seat)
+    state["conversations"] = len([d for d in dialogues if d.status != Dialogue.Status.ACTIVE])
+    current = next((d for d in dialogues if d.status == Dialogue.Status.ACTIVE), None)
+    if seat.stage == ChatSeat.Stage.CHATTING and current is not None:
+        role = role_in(seat, current)
+        utterances = list(current.utterances.order_by("index"))
+        count = len(utterances)
+        state.update(
+            dialogue=current.pk,
+            round=current.metadata.get("round", 1),
+            rounds=2,
+            role=role,
+            utterances=[
+                {"index": u.index, "role": u.speaker, "text": u.text, "mine": u.speaker == role}
+                for u in utterances
+            ],
+            your_turn=count < parameters["max_utterances"]
+            and ("speaker" if count % 2 == 0 else "listener") == role,
+            can_end=count >= parameters["min_utterances"],
+            min_utterances=parameters["min_utterances"],
+            max_utterances=parameters["max_utterances"],
+        )
+        if role == "speaker" and seat.situation is not None:
+            # The Speaker's own label and situation, as a reminder; never the partner's.
+            state["situation"] = {"emotion": seat.situation.emotion, "text": seat.situation.text}
+    return state
+
+
+def _ssa_state(seat: ChatSeat, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    dialogue = seat.dialogue
+    if dialogue is None:
+        return {}
+    utterances = list(dialogue.utterances.order_by("index"))
+    labels = bot_labels(seat, dialogue)
+    pending = dialogue.metadata.get("pending")
+    failed = dialogue.metadata.get("failed")
+    unlabeled = [
+        u.index for u in utterances if u.speaker == "bot" and u.index >= 1 and u.index not in labels
+    ]
+    count = len(utterances)
+    idle = not pending and not unlabeled
+    return {
+        "dialogue": dialogue.pk,
+        "role": "user",
+        "utterances": [
+            {
+                "index": u.index,
+                "role": u.speaker,
+                "text": u.text,
+                "mine": u.speaker == "user",
+                "labels": labels.get(u.index),
+                "labelable": u.speaker == "bot" and u.index >= 1,
+            }
+            for u in utterances
+        ],
+        "pending": bool(pending),
+        "failed": bool(failed),
+        "needs_label": unlabeled[0] if unlabeled else None,
+        "your_turn": seat.stage == ChatSeat.Stage.CHATTING
+        and idle
+        and not failed
+        and count < parameters["max_turns"]
+        and utterances[-1].speaker == "bot",
+        "can_end": idle and (count >= parameters["min_turns"] or bool(failed)),
+        "min_turns": parameters["min_turns"],
+        "max_turns": parameters["max_turns"],
+        "turns": count,
+        "questions": {
+            "sensible": parameters["sensible_question"],
+            "specific": parameters["specific_question"],
+        },
+    }
+
+
+def bot_turn_key(dialogue: Dialogue, index: int) -> str:
+    """Return the key of the Item that holds a bot turn for labeling."""
+    return f"{dialogue.key}/{index}"
+
+
+def bot_labels(seat: ChatSeat, dialogue: Dialogue) -> dict[int, dict[str, Any]]:
+    """Return the seat's worker's labels of the dialogue's bot turns, by turn index."""
+    prefix = f"{dialogue.key}/"
+    rows = Judgment.objects.filter(
+        item__campaign_id=seat.campaign_id, item__key__startswith=prefix, worker=seat.worker
+    ).values_list("item__key", "question", "value")
+    labels: dict[int, dict[str, Any]] = {}
+    for key, question, value in rows:
+        labels.setdefault(int(key[len(prefix) :]), {})[question] = value
+    return labels
+
+
+def bot_turn_item(dialogue: Dialogue, index: int) -> Item | None:
+    """Return the Item of a bot turn, if it is stored."""
+    assert dialogue.campaign_id is not None  # a live chat's dialogue is a campaign's
+    return Item.objects.filter(
+        campaign_id=dialogue.campaign_id, key=bot_turn_key(dialogue, index)
+    ).first()
+
+
+def seconds_since(moment: datetime, now: datetime) -> float:
+    """Return the seconds from ``moment`` to ``now`` (never negative)."""
+    return max(0.0, (now - moment).total_seconds())
+
+
+def older_than(moment: datetime, now: datetime, seconds: float) -> bool:
+    """Tell whether ``moment`` is more than ``seconds`` before ``now``."""
+    return moment < now - timedelta(seconds=seconds)

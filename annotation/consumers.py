@@ -1,0 +1,201 @@
+"""Channels websocket consumer of live chats (ED collection, interactive SSA).
+
+Thin: authenticate the socket (the page's provider parameters and signed assignment token),
+parse each frame, call one service, acknowledge, and tell the seats whose view changed. The
+services store before anything is relayed; a seat's consumer answers ``chat.changed`` by
+reading the seat's state from the database and sending it. A watchdog closes a socket that
+has been silent for two heartbeats and does what time decides (lobby, partner, bot deadline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any
+from urllib.parse import parse_qsl
+
+from asgiref.sync import SyncToAsync
+from channels.consumer import get_handler_name
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db import connections
+
+from annotation.chat import chat_state, frame_handle, seat_tick
+from annotation.chat.frames import FrameError, error_code, frame_parse
+from annotation.chat.notify import seat_group, seats_notify_async
+from annotation.chat.seats import seat_connect, seat_disconnect, seat_for_socket, seat_seen
+from annotation.exceptions import AnnotationError
+
+logger = logging.getLogger(__name__)
+
+
+def _connections_check() -> None:
+    """Close a database connection that is broken or was left inside a transaction."""
+    for conn in connections.all(initialized_only=True):
+        if conn.connection is None:
+            continue
+        stuck = conn.get_autocommit() != conn.settings_dict["AUTOCOMMIT"]
+        if stuck or (conn.errors_occurred and not conn.is_usable()):
+            conn.close()
+        else:
+            conn.errors_occurred = False
+
+
+class _ChatDatabase(SyncToAsync):
+    """Run a service call in the shared thread of synchronous code, like channels'
+    ``database_sync_to_async``, but keep that thread's database connection between frames
+    (checked after every call) instead of opening one per frame: a bot turn passes through
+    several frames, and a new PostgreSQL connection each time cost it ~30 ms
+    (bench/chat.py). Django's HTTP views keep a connection per request."""
+
+    def thread_handler(self, loop, *args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return super().thread_handler(loop, *args, **kwargs)
+        finally:
+            _connections_check()
+
+
+database_sync_to_async = _ChatDatabase
+CLOSE_REFUSED = 4403
+CLOSE_SILENT = 4408
+CLOSE_REPLACED = 4409
+
+
+class ChatConsumer(AsyncWebsocketConsumer):
+    """One worker's websocket in a live chat."""
+
+    seat_id: int | None = None
+    protocol: str = ""
+    heartbeat_s: float = 10.0
+    last_frame: float = 0.0
+    watchdog: asyncio.Task | None = None
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Call the message's handler; unlike channels' own dispatch, without closing the
+        database connection first (``_ChatDatabase`` checks it after each call instead)."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
+
+    async def connect(self) -> None:
+        await self.accept()
+        slug = self.scope["url_route"]["kwargs"]["slug"]
+        query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
+        try:
+            seat = await database_sync_to_async(seat_for_socket)(slug=slug, query=query)
+        except AnnotationError as exc:
+            await self._error(exc)
+            await self.close(code=CLOSE_REFUSED)
+            return
+        self.seat_id = seat.pk
+        self.last_frame = time.monotonic()
+        await self.channel_layer.group_add(seat_group(seat.pk), self.channel_name)
+        old = await database_sync_to_async(seat_connect)(
+            seat_id=seat.pk, channel_name=self.channel_name
+        )
+        if old:
+            await self.channel_layer.send(old, {"type": "chat.replaced"})
+        await self._state()
+        self.watchdog = asyncio.create_task(self._watch())
+
+    async def disconnect(self, code: int) -> None:
+        if self.watchdog is not None:
+            self.watchdog.cancel()
+        if self.seat_id is not None:
+            await self.channel_layer.group_discard(seat_group(self.seat_id), self.channel_name)
+            await database_sync_to_async(seat_disconnect)(
+                seat_id=self.seat_id, channel_name=self.channel_name
+            )
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.seat_id is None:
+            return
+        self.last_frame = time.monotonic()
+        client_id = None
+        try:
+            frame = frame_parse(text_data, bytes_data)
+            client_id = frame.data.get("client_id")
+            if frame.type == "ping":
+                await database_sync_to_async(seat_seen)(
+                    seat_id=self.seat_id, channel_name=self.channel_name
+                )
+                await self._send({"type": "pong"})
+                return
+            outcome = await database_sync_to_async(frame_handle)(
+                seat_id=self.seat_id, frame=frame, protocol=self.protocol
+            )
+        except AnnotationError as exc:
+            await self._error(exc, client_id=client_id)
+            return
+        except Exception:  # a bug must not kill the socket; the worker may retry
+            logger.exception("chat frame failed on seat %s", self.seat_id)
+            await self._send(
+                {
+                    "type": "error",
+                    "code": "server_error",
+                    "message": "Something went wrong; please try again.",
+                    "client_id": client_id,
+                }
+            )
+            return
+        if outcome.ack:
+            await self._send(outcome.ack)
+        await seats_notify_async(outcome.notify)
+
+    # --- events from the channel layer -----------------------------------------------------
+
+    async def chat_changed(self, event: dict[str, Any]) -> None:
+        await self._state(bot=event.get("bot"))
+
+    async def chat_replaced(self, event: dict[str, Any]) -> None:
+        await self._send(
+            {
+                "type": "error",
+                "code": "replaced",
+                "message": "This chat is open in another window; continue there.",
+            }
+        )
+        self.seat_id = None  # the newer socket owns the seat now
+        await self.close(code=CLOSE_REPLACED)
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    async def _state(self, bot: dict[str, Any] | None = None) -> None:
+        if self.seat_id is None:
+            return
+        state = await database_sync_to_async(chat_state)(seat_id=self.seat_id)
+        self.heartbeat_s = float(state["heartbeat_s"])
+        self.protocol = str(state["protocol"])
+        if bot:
+            state["bot"] = bot  # the model's own time, for the latency benchmark
+        await self._send(state)
+
+    async def _watch(self) -> None:
+        """Close a silent socket; tick the seat a few times per heartbeat."""
+        while True:
+            await asyncio.sleep(max(0.1, self.heartbeat_s / 4))
+            if self.seat_id is None:
+                return
+            if time.monotonic() - self.last_frame > 2 * self.heartbeat_s + 1:
+                await self.close(code=CLOSE_SILENT)
+                return
+            try:
+                changed = await database_sync_to_async(seat_tick)(seat_id=self.seat_id)
+                await seats_notify_async(changed)
+            except Exception:  # keep watching; the next tick tries again
+                logger.exception("chat watchdog failed on seat %s", self.seat_id)
+
+    async def _error(self, exc: AnnotationError, client_id: Any = None) -> None:
+        frame: dict[str, Any] = {"type": "error", "code": error_code(exc), "message": exc.message}
+        if exc.fields:
+            frame["fields"] = exc.fields
+        if isinstance(client_id, str):
+            frame["client_id"] = client_id[:64]
+        if isinstance(exc, FrameError) and exc.code == "too_large":
+            frame["code"] = "too_large"
+        await self._send(frame)
+
+    async def _send(self, frame: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(frame))

@@ -1,0 +1,273 @@
+"""Empathetic dialogue collection between two live workers (PROTOCOLS.md §1; Rashkin et al.).
+
+Stage 1: the worker picks one of 3 emotion labels (out of 32, offered by the balancing rule)
+and writes a 1–3 sentence situation in which they felt it. Stage 2: the lobby pairs two
+workers, who hold two conversations of 4–8 utterances, the Speaker opening about their own
+situation and the Listener answering, then the roles swapped. Neither sees the other's label
+or situation. The chat itself (websocket frames, the lobby, storage) is ``annotation.chat``;
+this module holds the parameters, the checks of what workers write, the balancing rule and
+the report.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.protocols.base import Protocol, Question, Reliability, Report
+
+EMOTIONS: tuple[str, ...] = (
+    "surprised",
+    "excited",
+    "angry",
+    "proud",
+    "sad",
+    "annoyed",
+    "grateful",
+    "lonely",
+    "afraid",
+    "terrified",
+    "guilty",
+    "impressed",
+    "disgusted",
+    "hopeful",
+    "confident",
+    "furious",
+    "anxious",
+    "anticipating",
+    "joyful",
+    "nostalgic",
+    "disappointed",
+    "prepared",
+    "jealous",
+    "content",
+    "devastated",
+    "embarrassed",
+    "caring",
+    "sentimental",
+    "trusting",
+    "ashamed",
+    "apprehensive",
+    "faithful",
+)
+ROLES = ("speaker", "listener")
+_SENTENCE_END = re.compile(r"[.!?…]+(?:[\"')\]]*)(?=\s|$)")
+_WORD = re.compile(r"\w+(?:['’]\w+)?")
+
+# Parameter → (lowest, highest) for the whole-number parameters.
+_RANGES: dict[str, tuple[int, int]] = {
+    "labels_offered": (1, 32),
+    "situation_min_words": (1, 200),
+    "situation_max_words": (5, 500),
+    "situation_max_sentences": (1, 10),
+    "min_utterances": (2, 50),
+    "max_utterances": (2, 50),
+    "utterance_max_chars": (20, 5000),
+    "lobby_timeout_s": (5, 3600),
+    "heartbeat_s": (1, 120),
+}
+
+
+def words(text: str) -> list[str]:
+    """Return the words of ``text``."""
+    return _WORD.findall(text)
+
+
+def sentences(text: str) -> int:
+    """Count the sentences of ``text``: runs ending in . ! ? or … plus an unterminated tail."""
+    text = text.strip()
+    if not text:
+        return 0
+    ends = list(_SENTENCE_END.finditer(text))
+    tail = text[ends[-1].end() :].strip() if ends else text
+    return len(ends) + (1 if words(tail) else 0)
+
+
+def labels_offer(
+    emotions: Sequence[str],
+    overall: Mapping[str, int],
+    mine: Mapping[str, int],
+    *,
+    k: int,
+    rng: random.Random,
+) -> list[str]:
+    """Return the ``k`` labels to offer by ED's balancing rule.
+
+    A first-time worker (nothing in ``mine``) gets the labels chosen least often ``overall``;
+    a returning worker gets labels they have not chosen before (least chosen overall first),
+    topped up with the ones they have chosen least once fewer than ``k`` are left. Ties are
+    broken at random, so equally rare labels share the offers.
+    """
+    order = {e: rng.random() for e in emotions}
+    if not any(mine.get(e, 0) for e in emotions):
+        return sorted(emotions, key=lambda e: (overall.get(e, 0), order[e]))[:k]
+    unused = sorted(
+        (e for e in emotions if not mine.get(e, 0)), key=lambda e: (overall.get(e, 0), order[e])
+    )
+    used = sorted(
+        (e for e in emotions if mine.get(e, 0)),
+        key=lambda e: (mine[e], overall.get(e, 0), order[e]),
+    )
+    return (unused + used)[:k]
+
+
+class EmpatheticChatProtocol(Protocol):
+    """Two workers write situations and hold two conversations with the roles swapped."""
+
+    name = "empathetic_chat"
+    title = "Empathetic dialogue collection (two live workers)"
+    template_name = "annotation/chat.html"
+    live_chat = True
+    # "Frequent workers were limited to 100 conversations" (PROTOCOLS.md §1).
+    default_max_items_per_worker = 100
+
+    def default_parameters(self) -> dict[str, Any]:
+        return {
+            "emotions": list(EMOTIONS),
+            "labels_offered": 3,
+            "situation_min_words": 5,
+            "situation_max_words": 80,
+            "situation_max_sentences": 3,
+            "min_utterances": 4,
+            "max_utterances": 8,
+            "utterance_max_chars": 600,
+            "lobby_timeout_s": 300,
+            "heartbeat_s": 10,
+        }
+
+    def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        cleaned = self.parameters_merged(parameters)
+        errors = _ranges_check(cleaned, _RANGES)
+        emotions = cleaned["emotions"]
+        if (
+            not isinstance(emotions, list)
+            or not all(isinstance(e, str) and re.fullmatch(r"[a-z_-]{1,32}", e) for e in emotions)
+            or len(set(emotions)) != len(emotions)
+        ):
+            errors["emotions"] = "Give a list of distinct lowercase labels (up to 32 letters)."
+        elif not errors.get("labels_offered") and len(emotions) < cleaned["labels_offered"]:
+            errors["emotions"] = "There must be at least as many labels as are offered."
+        if not errors and cleaned["min_utterances"] > cleaned["max_utterances"]:
+            errors["min_utterances"] = "Must not exceed max_utterances."
+        if not errors and cleaned["situation_min_words"] > cleaned["situation_max_words"]:
+            errors["situation_min_words"] = "Must not exceed situation_max_words."
+        if errors:
+            raise InvalidParameters("Invalid ED collection parameters.", fields=errors)
+        return cleaned
+
+    def clean_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        raise InvalidParameters(
+            "ED collection has no items to add: workers write the situations and dialogues."
+        )
+
+    def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
+        return []
+
+    def clean_answers(
+        self, parameters: Mapping[str, Any], answers: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        raise InvalidAnswer("ED collection takes no answers to items; it is a live chat.")
+
+    def clean_situation(
+        self, parameters: Mapping[str, Any], offered: Sequence[str], emotion: Any, text: Any
+    ) -> tuple[str, str]:
+        """Return the chosen label and the situation text; raise InvalidAnswer naming each
+        problem (a label not offered, too few or many words or sentences)."""
+        errors: dict[str, str] = {}
+        if emotion not in offered:
+            errors["emotion"] = "Choose one of the three feelings offered."
+        if not isinstance(text, str) or not text.strip():
+            errors["situation"] = "Describe a situation in which you felt that way."
+        else:
+            text = " ".join(text.split())
+            n_words, n_sentences = len(words(text)), sentences(text)
+            low, high = parameters["situation_min_words"], parameters["situation_max_words"]
+            most = parameters["situation_max_sentences"]
+            if n_words < low:
+                errors["situation"] = f"Please write at least {low} words (you wrote {n_words})."
+            elif n_words > high:
+                errors["situation"] = f"Please keep it to {high} words (you wrote {n_words})."
+            elif n_sentences > most:
+                errors["situation"] = (
+                    f"Please write 1 to {most} sentences (you wrote {n_sentences})."
+                )
+        if errors:
+            raise InvalidAnswer("Please check your situation.", fields=errors)
+        return str(emotion), str(text)
+
+    def report(
+        self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
+    ) -> Report:
+        return Report(title="Empathetic dialogue collection")
+
+    def report_dialogues(
+        self, parameters: Mapping[str, Any], report: Report, dialogues: pd.DataFrame
+    ) -> None:
+        report.tables["conversations"] = conversations_table(dialogues)
+        if dialogues.empty:
+            report.notes.append("No conversations yet.")
+            return
+        labels = dialogues.drop_duplicates("situation")["emotion"] if len(dialogues) else []
+        counts = pd.Series(Counter(labels), dtype=float).reindex(
+            parameters["emotions"], fill_value=0
+        )
+        total = counts.sum()
+        report.tables["labels"] = pd.DataFrame(
+            {
+                "emotion": counts.index,
+                "situations": counts.astype(int).to_numpy(),
+                "pct": (counts / total * 100 if total else counts).to_numpy(),
+            }
+        )
+        report.notes.append(
+            "ED's balancing rule aims at an even label distribution (published: every label "
+            "between 1.9% and 5.1%). Partial conversations (a partner left) are kept, flagged "
+            "and counted apart; pasted text is flagged for review, never rejected by itself."
+        )
+
+    def simulate_answers(
+        self,
+        parameters: Mapping[str, Any],
+        payload: Mapping[str, Any],
+        shown: Mapping[str, Any],
+        truth: Mapping[str, Any] | None,
+        reliability: Reliability,
+        rng: random.Random,
+    ) -> dict[str, str]:
+        raise InvalidParameters("ED collection is a live chat between people; nothing to simulate.")
+
+
+def conversations_table(dialogues: pd.DataFrame) -> pd.DataFrame:
+    """Return per status: conversations, flagged, mean utterances and words per utterance."""
+    columns = ["status", "conversations", "flagged", "utterances_mean", "words_per_utterance"]
+    if dialogues.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for status, part in dialogues.groupby("status", sort=True):
+        utterances = part["utterances"].sum()
+        rows.append(
+            {
+                "status": status,
+                "conversations": len(part),
+                "flagged": int(part["flagged"].sum()),
+                "utterances_mean": part["utterances"].mean(),
+                "words_per_utterance": part["words"].sum() / utterances if utterances else 0.0,
+            }
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _ranges_check(values: Mapping[str, Any], ranges: Mapping[str, tuple[int, int]]) -> dict:
+    """Return an error per whole-number parameter outside its range."""
+    errors = {}
+    for key, (low, high) in ranges.items():
+        value = values[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            errors[key] = f"Must be a whole number from {low} to {high}."
+    return errors

@@ -1,0 +1,1 @@
+"""The researcher dashboard: campaigns, live progress, reports, worker review, exports, launch."""

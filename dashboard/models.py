@@ -1,0 +1,63 @@
+"""Long dashboard work (report builds, exports) as jobs whose progress survives a reload."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Campaign
+
+
+class Job(models.Model):
+    """A report build or an export, run as a Celery task; the page polls its progress.
+
+    A report job's ``result`` is the snapshot the campaign page shows (tables as records,
+    figure file names, notes, the number of judgments it was built from); an export job's
+    ``files`` are what the researcher downloads. Files live under ``Job.directory``.
+    """
+
+    class Kind(models.TextChoices):
+        REPORT = "report", "Report"
+        EXPORT = "export", "Export"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="jobs")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    options = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0)
+    message = models.CharField(max_length=200, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    files = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(progress__gte=0) & Q(progress__lte=1), name="job_progress_0_1"
+            )
+        ]
+        indexes = [models.Index(fields=["campaign", "kind", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} of {self.campaign_id} ({self.status})"
+
+    @property
+    def directory(self):  # type: ignore[no-untyped-def]
+        """Where this job's files are written: ``DATA_DIR/dashboard/<campaign>/<job>/``."""
+        return settings.DATA_DIR / "dashboard" / self.campaign.slug / str(self.pk)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

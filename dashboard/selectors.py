@@ -1,0 +1,424 @@
+"""What the dashboard shows, read with a fixed number of aggregate queries.
+
+No query here loads judgments row by row: the campaign list and the live progress of a
+campaign cost the same number of queries (and stay fast) with ten judgments or a million.
+The full report (tables, figures, agreement, worker quality) is built by a job instead
+(``dashboard.services.report_job_start``) and the page shows its latest snapshot.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, F, Sum
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from annotation.models import Assignment, Campaign, Dialogue, Item, Judgment, Payment, Utterance
+from dashboard.models import Job
+
+# A worker counts as active when their assignment saw activity this recently.
+ACTIVE_MINUTES = 10
+# The rate behind the time-to-finish estimate is measured over this window.
+RATE_WINDOW = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class CampaignRow:
+    """One campaign's line on the list page, and the live header of its own page."""
+
+    campaign: Campaign
+    items: int
+    needed: int
+    done: int
+    judgments: int
+    workers_active: int
+    spent: Decimal
+    per_hour: float
+    last_judgment_at: datetime | None
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.done / self.needed) if self.needed else 0.0
+
+    @property
+    def percent(self) -> int:
+        return int(round(100 * self.fraction))
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.needed - self.done)
+
+    @property
+    def has_target(self) -> bool:
+        return self.needed > 0
+
+    @property
+    def eta_hours(self) -> float | None:
+        """Hours to finish at the current rate; None when nothing is happening."""
+        if not self.needed:
+            return None
+        if not self.remaining:
+            return 0.0
+        if self.per_hour <= 0:
+            return None
+        return self.remaining / self.per_hour
+
+    @property
+    def eta_text(self) -> str:
+        hours = self.eta_hours
+        if hours is None:
+            return "no target set" if not self.needed else "no recent work"
+        if hours == 0:
+            return "finished"
+        if hours < 1:
+            return f"~{max(1, math.ceil(hours * 60))} min"
+        if hours < 48:
+            return f"~{hours:.1f} h"
+        return f"~{hours / 24:.1f} days"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "slug": self.campaign.slug,
+            "status": self.campaign.status,
+            "items": self.items,
+            "needed": self.needed,
+            "done": self.done,
+            "percent": self.percent,
+            "judgments": self.judgments,
+            "workers_active": self.workers_active,
+            "spent": f"{self.spent:.2f}",
+            "budget": f"{self.campaign.budget:.2f}",
+            "per_hour": round(self.per_hour, 1),
+            "eta": self.eta_text,
+        }
+
+
+@dataclass(frozen=True)
+class _Stats:
+    done: int = 0
+    judgments: int = 0
+    recent: int = 0
+    first: datetime | None = None
+    last: datetime | None = None
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    """Read a raw query's timestamp: PostgreSQL gives datetimes, SQLite gives UTC text."""
+    if value is None or isinstance(value, datetime):
+        return value
+    parsed = parse_datetime(str(value))
+    if parsed is not None and timezone.is_naive(parsed):
+        parsed = timezone.make_aware(parsed, UTC)
+    return parsed
+
+
+def _judgment_stats(campaign_ids: Sequence[int], since: datetime) -> dict[int, _Stats]:
+    """Return per campaign: judged (item, worker) slots with each item capped at the
+    campaign's redundancy, judgments, judgments since ``since``, first and last judgment.
+
+    One query, one pass over the judgments: they are grouped per item in the database, then
+    per campaign; no judgment row leaves the database.
+    """
+    if not campaign_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(campaign_ids))
+    item, judgment, campaign = (
+        Item._meta.db_table,
+        Judgment._meta.db_table,
+        Campaign._meta.db_table,
+    )
+    sql = f"""
+        SELECT t.campaign_id, SUM(CASE WHEN t.n > t.r THEN t.r ELSE t.n END),
+               SUM(t.j), SUM(t.recent), MIN(t.first), MAX(t.last)
+        FROM (
+            SELECT i.campaign_id AS campaign_id, c.redundancy AS r,
+                   COUNT(DISTINCT j.worker_id) AS n, COUNT(*) AS j,
+                   SUM(CASE WHEN j.created_at >= %s THEN 1 ELSE 0 END) AS recent,
+                   MIN(j.created_at) AS first, MAX(j.created_at) AS last
+            FROM {judgment} j
+            JOIN {item} i ON i.id = j.item_id
+            JOIN {campaign} c ON c.id = i.campaign_id
+            WHERE i.gold IS NULL AND i.campaign_id IN ({marks})
+            GROUP BY j.item_id, i.campaign_id, c.redundancy
+        ) t
+        GROUP BY t.campaign_id
+    """  # noqa: S608 -- table names come from the models, values are parameters
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [connection.ops.adapt_datetimefield_value(since), *campaign_ids])
+        return {
+            int(cid): _Stats(
+                done=int(done or 0),
+                judgments=int(n or 0),
+                recent=int(recent or 0),
+                first=_as_datetime(first),
+                last=_as_datetime(last),
+            )
+            for cid, done, n, recent, first, last in cursor.fetchall()
+        }
+
+
+def _dialogue_progress(campaigns: Sequence[Campaign]) -> dict[int, tuple[int, int]]:
+    """Return (complete dialogues, target) for chat campaigns (their unit of work)."""
+    chats = [c for c in campaigns if _chat_target(c) is not None]
+    if not chats:
+        return {}
+    complete = dict(
+        Dialogue.objects.filter(campaign__in=chats, status=Dialogue.Status.COMPLETE)
+        .values("campaign")
+        .annotate(n=Count("pk"))
+        .values_list("campaign", "n")
+    )
+    return {c.pk: (complete.get(c.pk, 0), _chat_target(c) or 0) for c in chats}
+
+
+def _chat_target(campaign: Campaign) -> int | None:
+    """How many conversations a live-chat campaign wants (None for an item campaign).
+
+    Interactive SSA wants ``conversations_per_model`` for each of its models; ED collection
+    sets no number (0: the page shows the conversations held, without a bar's end).
+    """
+    from annotation.protocols import registry
+
+    try:
+        protocol = registry.get(campaign.protocol)
+    except KeyError:
+        return None
+    if not getattr(protocol, "live_chat", False):
+        return None
+    parameters = campaign.parameters if isinstance(campaign.parameters, dict) else {}
+    per_model, models = parameters.get("conversations_per_model"), parameters.get("models")
+    if per_model is None and "conversations_per_model" in protocol.default_parameters():
+        per_model = protocol.default_parameters()["conversations_per_model"]
+    if isinstance(per_model, int) and isinstance(models, list):
+        return per_model * len(models)
+    return 0
+
+
+def campaign_rows(
+    campaigns: Iterable[Campaign], *, now: datetime | None = None
+) -> list[CampaignRow]:
+    """Return the list page's rows, in the campaigns' order, with a fixed number of queries."""
+    campaigns = list(campaigns)
+    ids = [c.pk for c in campaigns]
+    now = now or timezone.now()
+    items = dict(
+        Item.objects.filter(campaign__in=ids, gold__isnull=True)
+        .values("campaign")
+        .annotate(n=Count("pk"))
+        .values_list("campaign", "n")
+    )
+    stats = _judgment_stats(ids, now - RATE_WINDOW)
+    chats = _dialogue_progress(campaigns)
+    active = dict(
+        Assignment.objects.filter(
+            campaign__in=ids,
+            status=Assignment.Status.ACCEPTED,
+            last_activity_at__gte=now - timedelta(minutes=ACTIVE_MINUTES),
+        )
+        .values("campaign")
+        .annotate(n=Count("worker", distinct=True))
+        .values_list("campaign", "n")
+    )
+    spent = dict(
+        Payment.objects.filter(campaign__in=ids)
+        .exclude(status=Payment.Status.FAILED)
+        .values("campaign")
+        .annotate(s=Sum(F("amount") + F("fee")))
+        .values_list("campaign", "s")
+    )
+    rows = []
+    for campaign in campaigns:
+        stat = stats.get(campaign.pk, _Stats())
+        n_items = items.get(campaign.pk, 0)
+        needed, finished = n_items * campaign.redundancy, stat.done
+        # Judgments per hour become slots per hour by the campaign's own judgments per slot
+        # (a Likert slot is three judgments, an A/B slot one).
+        per_hour = _rate_per_hour(stat, now) * (finished / stat.judgments if stat.judgments else 0)
+        if campaign.pk in chats:
+            finished, needed = chats[campaign.pk]
+            per_hour = _dialogues_per_hour(campaign.pk, chats, now)
+        rows.append(
+            CampaignRow(
+                campaign=campaign,
+                items=n_items,
+                needed=needed,
+                done=finished,
+                judgments=stat.judgments,
+                workers_active=active.get(campaign.pk, 0),
+                spent=spent.get(campaign.pk) or Decimal("0.00"),
+                per_hour=per_hour,
+                last_judgment_at=stat.last,
+            )
+        )
+    return rows
+
+
+def _rate_per_hour(stat: _Stats, now: datetime) -> float:
+    """Judgments per hour: the last hour's pace, else the average since the first judgment."""
+    if not stat.judgments or stat.first is None or stat.last is None:
+        return 0.0
+    if stat.recent:
+        return stat.recent / (RATE_WINDOW.total_seconds() / 3600)
+    span = (stat.last - stat.first).total_seconds() / 3600
+    # A campaign idle for longer than a day has no current rate.
+    if span <= 0 or (now - stat.last) > timedelta(days=1):
+        return 0.0
+    return stat.judgments / span
+
+
+def _dialogues_per_hour(
+    campaign_id: int, chats: dict[int, tuple[int, int]], now: datetime
+) -> float:
+    """Conversations completed in the last hour (chat campaigns' pace)."""
+    return float(
+        Dialogue.objects.filter(
+            campaign=campaign_id,
+            status=Dialogue.Status.COMPLETE,
+            ended_at__gte=now - RATE_WINDOW,
+        ).count()
+    ) / (RATE_WINDOW.total_seconds() / 3600)
+
+
+def campaign_row(campaign: Campaign) -> CampaignRow:
+    """Return the live header numbers of one campaign."""
+    return campaign_rows([campaign])[0]
+
+
+def report_latest(campaign: Campaign) -> Job | None:
+    """Return the newest finished report snapshot, if any."""
+    return (
+        Job.objects.filter(campaign=campaign, kind=Job.Kind.REPORT, status=Job.Status.DONE)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+
+
+def jobs_recent(campaign: Campaign, *, limit: int = 10) -> list[Job]:
+    """Return the campaign's latest jobs, newest first (the page's job list)."""
+    return list(Job.objects.filter(campaign=campaign).select_related("campaign")[:limit])
+
+
+@dataclass(frozen=True)
+class SpotCheck:
+    """A sample of one worker's work: judged items with their answers, or conversations."""
+
+    pseudonym: str
+    count: int
+    judged: list[dict[str, Any]]
+    dialogues: list[dict[str, Any]]
+
+
+def spot_checks(
+    campaign: Campaign, *, workers: int = 3, per_worker: int = 3, seed: int | None = None
+) -> list[SpotCheck]:
+    """Return random work of the campaign's most active workers (ED's spot-check practice).
+
+    Item campaigns show judged items with every answer the worker gave; chat campaigns show
+    whole conversations the worker took part in. Queries: a fixed number per worker shown.
+    """
+    rng = random.Random(seed)
+    top = list(
+        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+        .values("worker", "worker__pseudonym")
+        .annotate(n=Count("item", distinct=True))
+        .order_by("-n", "worker__pseudonym")[:workers]
+    )
+    chat_top = list(
+        Utterance.objects.filter(dialogue__campaign=campaign, worker__isnull=False)
+        .values("worker", "worker__pseudonym")
+        .annotate(n=Count("dialogue", distinct=True))
+        .order_by("-n", "worker__pseudonym")[:workers]
+    )
+    checks = []
+    for row in top:
+        item_ids = list(
+            Judgment.objects.filter(item__campaign=campaign, worker=row["worker"])
+            .filter(item__gold__isnull=True)
+            .values_list("item", flat=True)
+            .distinct()
+        )
+        picked = rng.sample(item_ids, min(per_worker, len(item_ids)))
+        answers: dict[int, dict[str, Any]] = {}
+        for item_id, key, payload, question, value in Judgment.objects.filter(
+            item__in=picked, worker=row["worker"]
+        ).values_list("item", "item__key", "item__payload", "question", "value"):
+            entry = answers.setdefault(item_id, {"key": key, "payload": payload, "answers": {}})
+            entry["answers"][question] = value
+        checks.append(
+            SpotCheck(row["worker__pseudonym"], row["n"], list(answers.values()), dialogues=[])
+        )
+    for row in chat_top:
+        dialogue_ids = list(
+            Utterance.objects.filter(dialogue__campaign=campaign, worker=row["worker"])
+            .values_list("dialogue", flat=True)
+            .distinct()
+        )
+        picked = rng.sample(dialogue_ids, min(per_worker, len(dialogue_ids)))
+        conversations: dict[int, dict[str, Any]] = {}
+        for dialogue in Dialogue.objects.filter(pk__in=picked).select_related("situation"):
+            conversations[dialogue.pk] = {
+                "key": dialogue.key,
+                "status": dialogue.status,
+                "flags": dialogue.flags,
+                "emotion": dialogue.situation.emotion if dialogue.situation else dialogue.emotion,
+                "situation": dialogue.situation.text if dialogue.situation else "",
+                "turns": [],
+            }
+        for utterance in Utterance.objects.filter(dialogue__in=picked).select_related("worker"):
+            conversations[utterance.dialogue_id]["turns"].append(
+                {
+                    "speaker": utterance.speaker,
+                    "worker": utterance.worker.pseudonym if utterance.worker else "",
+                    "text": utterance.text,
+                    "signals": utterance.signals,
+                }
+            )
+        checks.append(
+            SpotCheck(row["worker__pseudonym"], row["n"], [], list(conversations.values()))
+        )
+    return checks
+
+
+@dataclass(frozen=True)
+class QualityTable:
+    """The snapshot's worker-quality table as the page shows it: who needs a look first."""
+
+    columns: list[str]
+    rows: list[tuple[str, list[Any]]]  # (pseudonym, the cells after worker_id)
+    total: int
+
+
+def quality_table(snapshot: Job | None, *, limit: int | None = 50) -> QualityTable:
+    """Return the workers of the report snapshot, those failing review first, then the busiest.
+
+    ``limit`` keeps the page's size (and time) independent of the number of workers; the
+    full table is one click away and in the snapshot's CSV.
+    """
+    table = (snapshot.result.get("quality") if snapshot else None) or {"columns": [], "rows": []}
+    columns = list(table["columns"])
+    if "pseudonym" not in columns:
+        return QualityTable(columns=[], rows=[], total=0)
+    at = {name: i for i, name in enumerate(columns)}
+    rows = sorted(
+        table["rows"],
+        key=lambda r: (
+            bool(r[at["passes"]]) if "passes" in at else True,
+            -(r[at["items"]] or 0) if "items" in at else 0,
+            r[at["pseudonym"]],
+        ),
+    )
+    shown = rows if limit is None else rows[:limit]
+    keep = [i for i, name in enumerate(columns) if name != "worker_id"]
+    return QualityTable(
+        columns=[columns[i] for i in keep],
+        rows=[(r[at["pseudonym"]], [r[i] for i in keep]) for r in shown],
+        total=len(rows),
+    )

@@ -1,0 +1,391 @@
+"""What the dashboard does: start and run report/export jobs, and act on workers.
+
+Every action on a worker goes through the provider interface when the campaign is published
+(``annotation.payments``) and is written to the AuditLog, whoever calls it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation import exports
+from annotation.datasets import SUFFIXES, WRITERS
+from annotation.datasets.selectors import campaign_dialogue_records
+from annotation.datasets.services import records_export
+from annotation.exceptions import InvalidParameters, NotFound
+from annotation.models import (
+    Assignment,
+    AuditLog,
+    Campaign,
+    Dialogue,
+    Judgment,
+    Publication,
+    Situation,
+    Utterance,
+    Worker,
+)
+from annotation.payments.ledger import audit_add
+from annotation.payments.review import assignment_approve, assignment_reject, bonus_pay
+from annotation.payments.sync import assignment_set_status
+from annotation.payments.workers import worker_block
+from annotation.protocols import registry
+from annotation.quality import worker_quality, worker_soft_block
+from annotation.reports import report_write
+from annotation.selectors import campaign_report
+from dashboard.models import Job
+
+# Judgments export as tables; dialogues (collected chats, emotion-labeled dialogues with
+# their gold labels) also in ParlAI's format.
+EXPORTS: dict[str, tuple[str, ...]] = {
+    "judgments": exports.FORMATS,
+    "dialogues": tuple(WRITERS),
+}
+WORKER_ACTIONS: tuple[str, ...] = ("approve", "reject", "soft_block", "bonus", "block")
+
+
+# --- jobs -----------------------------------------------------------------------------------
+
+
+def job_start(
+    *, campaign: Campaign, kind: str, options: Mapping[str, Any] | None = None, user: Any = None
+) -> Job:
+    """Create a job and queue its Celery task once the transaction commits.
+
+    Without a broker (the embedded default) the task runs at once, in this process.
+    """
+    options = dict(options or {})
+    if kind == Job.Kind.EXPORT:
+        what, fmt = options.get("what") or "judgments", options.get("format")
+        if what not in EXPORTS:
+            raise InvalidParameters(f"Export judgments or dialogues, not {what!r}.")
+        if fmt not in EXPORTS[what]:
+            raise InvalidParameters(
+                f"Unknown export format {fmt!r} for {what}; choose one of "
+                f"{', '.join(EXPORTS[what])}."
+            )
+        if what == "dialogues" and not _has_dialogues(campaign):
+            raise InvalidParameters("This campaign has no dialogues; export its judgments.")
+        options = {
+            "what": what,
+            "format": fmt,
+            "include_flagged": bool(options.get("include_flagged")),
+            "by_author": what == "dialogues" and bool(options.get("by_author")),
+        }
+    elif kind != Job.Kind.REPORT:
+        raise InvalidParameters(f"Unknown job kind {kind!r}.")
+    job = Job.objects.create(
+        campaign=campaign,
+        kind=kind,
+        options=options,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+        message="Waiting for a worker…",
+    )
+    from dashboard.tasks import job_run
+
+    transaction.on_commit(lambda: job_run.delay(job.pk))
+    return job
+
+
+def _has_dialogues(campaign: Campaign) -> bool:
+    """Whether the campaign collected dialogues or labels whole dialogues (EmotionLines)."""
+    try:
+        protocol = registry.get(campaign.protocol)
+    except KeyError:
+        return False
+    return (
+        hasattr(protocol, "labeled_dialogues")
+        or Dialogue.objects.filter(campaign=campaign).exists()
+    )
+
+
+def report_refresh_due(campaign: Campaign, snapshot: Job | None, judgments: int) -> bool:
+    """Whether the page should queue a new report: judgments arrived and none is pending.
+
+    Only with a broker: without one a report would be built inside the page request.
+    """
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return False
+    if snapshot is not None and snapshot.result.get("judgments") == judgments:
+        return False
+    return not Job.objects.filter(
+        campaign=campaign,
+        kind=Job.Kind.REPORT,
+        status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
+        created_at__gte=timezone.now() - timezone.timedelta(minutes=10),
+    ).exists()
+
+
+def _progress(job: Job, fraction: float, message: str) -> None:
+    Job.objects.filter(pk=job.pk).update(progress=min(1.0, max(0.0, fraction)), message=message)
+
+
+def job_run(job_id: int) -> bool:
+    """Run the job (idempotent: a finished job is left alone, a rerun rewrites its files)."""
+    job = Job.objects.select_related("campaign").filter(pk=job_id).first()
+    if job is None or job.status == Job.Status.DONE:
+        return True
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.RUNNING, started_at=timezone.now(), error=""
+    )
+    directory = job.directory
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        run = _report_build if job.kind == Job.Kind.REPORT else _export_build
+        result, files = run(job, lambda f, m: _progress(job, f, m))
+    except Exception as exc:
+        Job.objects.filter(pk=job.pk).update(
+            status=Job.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:2000],
+            message="Failed",
+            finished_at=timezone.now(),
+        )
+        raise
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.DONE,
+        progress=1.0,
+        message="Done",
+        result=result,
+        files=files,
+        finished_at=timezone.now(),
+    )
+    return True
+
+
+def _records(table: pd.DataFrame) -> dict[str, Any]:
+    """A table as JSON: columns and rows, with NaN and infinities as null."""
+    clean = table.replace([np.inf, -np.inf], np.nan).astype(object)
+    clean = clean.where(pd.notna(clean), None)
+    return json.loads(
+        json.dumps(
+            {"columns": [str(c) for c in clean.columns], "rows": clean.values.tolist()},
+            default=str,
+        )
+    )
+
+
+Progress = Callable[[float, str], None]
+
+
+def _report_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str]]:
+    campaign = job.campaign
+    judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True).count()
+    progress(0.1, f"Aggregating {judgments} judgments…")
+    report = campaign_report(campaign)
+    progress(0.6, "Worker quality…")
+    quality = _with_writing_signals(worker_quality(campaign), campaign)
+    progress(0.8, "Writing tables and figures…")
+    written = report_write(report, job.directory, stem=campaign.slug)
+    quality.to_csv(job.directory / f"{campaign.slug}_worker_quality.csv", index=False)
+    files = sorted(p.name for p in written) + [f"{campaign.slug}_worker_quality.csv"]
+    result = {
+        "title": report.title,
+        "judgments": judgments,
+        "tables": {name: _records(table) for name, table in report.tables.items()},
+        "figures": {
+            name: {"png": f"{campaign.slug}_{name}.png", "svg": f"{campaign.slug}_{name}.svg"}
+            for name in report.figures
+        },
+        "notes": list(report.notes),
+        "quality": _records(quality),
+    }
+    return result, files
+
+
+def _with_writing_signals(quality: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
+    """Add what workers wrote in the campaign's chats: utterances, and how many were pasted.
+
+    A paste is flagged for a look, never a verdict (people paste their own drafts too).
+    Chat workers who gave no judgment get a row of their own.
+    """
+    written: dict[str, list[int]] = {}
+    rows = [
+        *Utterance.objects.filter(dialogue__campaign=campaign, worker__isnull=False).values_list(
+            "worker__pseudonym", "signals"
+        ),
+        *Situation.objects.filter(campaign=campaign, worker__isnull=False).values_list(
+            "worker__pseudonym", "signals"
+        ),
+    ]
+    for pseudonym, signals in rows:
+        counts = written.setdefault(pseudonym, [0, 0])
+        counts[0] += 1
+        pastes = signals.get("pastes") if isinstance(signals, dict) else 0
+        counts[1] += 1 if isinstance(pastes, int) and pastes > 0 else 0
+    if not written:
+        return quality
+    extra = pd.DataFrame(
+        [(p, n, pasted) for p, (n, pasted) in written.items()],
+        columns=["pseudonym", "texts_written", "texts_pasted"],
+    )
+    merged = quality.merge(extra, on="pseudonym", how="outer").sort_values("pseudonym")
+    merged[["texts_written", "texts_pasted"]] = (
+        merged[["texts_written", "texts_pasted"]].fillna(0).astype(int)
+    )
+    pasted = merged["texts_pasted"] > 0
+    flags = merged["flags"].fillna("")
+    merged["flags"] = flags.where(~pasted, (flags + ", paste").str.strip(", "))
+    merged["passes"] = merged["passes"].astype(object).where(merged["passes"].notna(), True)
+    return merged.reset_index(drop=True)
+
+
+def _export_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str]]:
+    campaign, fmt = job.campaign, job.options["format"]
+    if job.options.get("what") == "dialogues":
+        progress(0.2, "Reading dialogues…")
+        records = campaign_dialogue_records(campaign)
+        progress(0.6, f"Writing {len(records)} dialogues as {fmt}…")
+        out = job.directory / f"{campaign.slug}_dialogues.{SUFFIXES[fmt]}"
+        written = records_export(
+            records, fmt=fmt, out=out, by_author=job.options.get("by_author", False)
+        )
+        return {"rows": sum(n for _, n in written)}, [path.name for path, _ in written]
+    progress(0.2, "Reading judgments…")
+    frame = exports.judgments_export_frame(
+        campaign, include_flagged=job.options.get("include_flagged", False)
+    )
+    progress(0.7, f"Writing {len(frame)} rows as {fmt}…")
+    name = f"{campaign.slug}_judgments.{fmt}"
+    exports.frame_write(frame, job.directory / name, fmt)
+    return {"rows": len(frame)}, [name]
+
+
+# --- worker actions -------------------------------------------------------------------------
+
+
+def _publication(campaign: Campaign, worker: Worker) -> Publication | None:
+    return (
+        Publication.objects.filter(campaign=campaign, provider=worker.provider)
+        .exclude(status=Publication.Status.FAILED)
+        .first()
+    )
+
+
+def _submitted(campaign: Campaign, worker: Worker) -> list[Assignment]:
+    return list(
+        Assignment.objects.filter(
+            campaign=campaign, worker=worker, status=Assignment.Status.SUBMITTED
+        ).order_by("pk")
+    )
+
+
+def worker_act(
+    *,
+    campaign: Campaign,
+    pseudonym: str,
+    action: str,
+    actor: str,
+    reason: str = "",
+    amount: str = "",
+) -> str:
+    """Approve, reject, soft-block, bonus or block one worker of the campaign; return a summary.
+
+    Approve and reject act on every submitted assignment of the worker here, through the
+    campaign's publication on the worker's provider; a campaign published nowhere (a demo,
+    a lab run) is reviewed here alone. Everything lands in the AuditLog.
+    """
+    if action not in WORKER_ACTIONS:
+        raise InvalidParameters(
+            f"Unknown action {action!r}; use one of {', '.join(WORKER_ACTIONS)}."
+        )
+    worker = Worker.objects.filter(pseudonym=pseudonym).first()
+    if worker is None or not (
+        Judgment.objects.filter(worker=worker, item__campaign=campaign).exists()
+        or Assignment.objects.filter(worker=worker, campaign=campaign).exists()
+    ):
+        raise NotFound(f"No worker {pseudonym!r} in this campaign.")
+    reason = reason.strip()
+    if action == "approve":
+        return _approve(campaign, worker, actor, reason)
+    if action == "reject":
+        if not reason:
+            raise InvalidParameters("A rejection needs feedback for the worker.")
+        return _reject(campaign, worker, actor, reason)
+    if action == "soft_block":
+        worker_soft_block(campaign=campaign, worker=worker, reason=reason or f"by {actor}")
+        audit_add(
+            action=AuditLog.Action.BLOCK,
+            actor=actor,
+            campaign=campaign,
+            worker=worker,
+            detail=f"soft-blocked in this campaign: {reason or 'no reason given'}",
+        )
+        return f"{pseudonym} gets no more items here; their judgments leave the report."
+    if action == "block":
+        if not reason:
+            raise InvalidParameters("A block needs a reason.")
+        worker_block(worker=worker, reason=reason, actor=actor)
+        return f"{pseudonym} is blocked on {worker.provider} and here."
+    try:
+        value = Decimal(amount)
+    except (InvalidOperation, TypeError):
+        raise InvalidParameters(f"The bonus must be an amount like 0.50, not {amount!r}.") from None
+    if not value.is_finite() or value <= 0 or value > 100:
+        raise InvalidParameters("The bonus must be more than 0 and at most 100.")
+    if not reason:
+        raise InvalidParameters("A bonus needs a reason; the worker sees it.")
+    payment = bonus_pay(campaign=campaign, worker=worker, amount=value, reason=reason, actor=actor)
+    return f"Bonus of {payment.amount:.2f} to {pseudonym}: {payment.status}."
+
+
+def _approve(campaign: Campaign, worker: Worker, actor: str, feedback: str) -> str:
+    assignments = _submitted(campaign, worker)
+    if not assignments:
+        return f"{worker.pseudonym} has no submitted assignment waiting for review."
+    publication = _publication(campaign, worker)
+    for assignment in assignments:
+        if publication is not None:
+            assignment_approve(
+                publication=publication, assignment=assignment, actor=actor, feedback=feedback
+            )
+            continue
+        with transaction.atomic():
+            if assignment_set_status(
+                assignment=assignment, status=Assignment.Status.APPROVED, now=timezone.now()
+            ):
+                audit_add(
+                    action=AuditLog.Action.APPROVE,
+                    actor=actor,
+                    campaign=campaign,
+                    worker=worker,
+                    assignment=assignment,
+                    detail="approved here: the campaign is published on no provider",
+                )
+    return f"Approved {len(assignments)} assignment(s) of {worker.pseudonym}."
+
+
+def _reject(campaign: Campaign, worker: Worker, actor: str, feedback: str) -> str:
+    assignments = _submitted(campaign, worker)
+    if not assignments:
+        return f"{worker.pseudonym} has no submitted assignment waiting for review."
+    publication = _publication(campaign, worker)
+    for assignment in assignments:
+        if publication is not None:
+            assignment_reject(
+                publication=publication, assignment=assignment, actor=actor, feedback=feedback
+            )
+            continue
+        with transaction.atomic():
+            if assignment_set_status(
+                assignment=assignment, status=Assignment.Status.REJECTED, now=timezone.now()
+            ):
+                Assignment.objects.filter(pk=assignment.pk).update(review_feedback=feedback[:2000])
+                audit_add(
+                    action=AuditLog.Action.REJECT,
+                    actor=actor,
+                    campaign=campaign,
+                    worker=worker,
+                    assignment=assignment,
+                    detail=f"rejected here: {feedback}",
+                )
+    return f"Rejected {len(assignments)} assignment(s) of {worker.pseudonym}."

@@ -4,14 +4,22 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
 
+from annotation.datasets.selectors import deidentification_replacements
 from annotation.exceptions import InvalidParameters
 from annotation.models import (
     Assignment,
     AuditLog,
     Campaign,
+    Dataset,
+    Dialogue,
     Hit,
     Item,
     Judgment,
@@ -19,6 +27,8 @@ from annotation.models import (
     Participation,
     Payment,
     Publication,
+    Situation,
+    Utterance,
     Worker,
     WorkerBlock,
 )
@@ -190,3 +200,58 @@ class AuditLogAdmin(ReadOnlyAdmin):
 class WorkerBlockAdmin(ReadOnlyAdmin):
     list_display = ["worker", "reason", "actor", "created_at", "lifted_at"]
     search_fields = ["worker__pseudonym", "reason"]
+
+
+# --- dialogues: imported data sets and collected chats --------------------------------------
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    list_display = ["name", "source_format", "created_at", "deidentification_link"]
+
+    def get_urls(self) -> list:
+        review = self.admin_site.admin_view(self.deidentification_view)
+        name = "annotation_dataset_deidentification"
+        return [path("<int:pk>/deidentification/", review, name=name), *super().get_urls()]
+
+    @admin.display(description="De-identification")
+    def deidentification_link(self, dataset: Dataset) -> str:
+        url = reverse("admin:annotation_dataset_deidentification", args=[dataset.pk])
+        return format_html('<a href="{}">review replacements</a>', url)
+
+    def deidentification_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """List, per dialogue, every span that de-identification replaced (staff only)."""
+        dataset = get_object_or_404(Dataset, pk=pk)
+        if not self.has_view_permission(request, dataset):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"De-identification of {dataset.name}",
+            "dataset": dataset,
+            "rows": deidentification_replacements(dataset),
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/annotation/deidentification.html", context)
+
+
+@admin.register(Situation)
+class SituationAdmin(admin.ModelAdmin):
+    list_display = ["emotion", "text", "worker", "author", "campaign", "dataset", "flagged"]
+    list_filter = ["flagged", "emotion", "campaign", "dataset"]
+    search_fields = ["text", "author", "worker__pseudonym"]
+
+
+class UtteranceInline(admin.TabularInline):
+    model = Utterance
+    fields = ["index", "speaker", "worker", "text", "label", "signals"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Dialogue)
+class DialogueAdmin(admin.ModelAdmin):
+    list_display = ["key", "dataset", "campaign", "source", "split", "emotion", "status", "flagged"]
+    list_filter = ["status", "flagged", "split", "source", "campaign", "dataset"]
+    search_fields = ["key"]
+    inlines = [UtteranceInline]

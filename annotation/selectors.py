@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 from django.db.models import Count, Exists, OuterRef
 
-from annotation.models import Campaign, Item, Judgment, Participation
+from annotation.models import Campaign, Dialogue, Item, Judgment, Participation, Utterance
 from annotation.protocols import Report, registry
 
 
@@ -91,10 +91,50 @@ def campaign_progress(campaign: Campaign) -> Progress:
     return Progress(items=items, needed=items * campaign.redundancy, done=done, workers=workers)
 
 
+DIALOGUE_COLUMNS = [
+    "dialogue",
+    "status",
+    "flagged",
+    "flags",
+    "emotion",
+    "situation",
+    "model",
+    "utterances",
+    "words",
+    "pastes",
+]
+
+
+def campaign_dialogues_frame(campaign: Campaign) -> pd.DataFrame:
+    """Return the campaign's conversations (live chats), one row each, with DIALOGUE_COLUMNS.
+
+    ``utterances`` and ``words`` count the turns and their words; ``pastes`` the paste events
+    the page recorded while they were written.
+    """
+    counts: dict[int, list[int]] = {}
+    for dialogue_id, text, signals in Utterance.objects.filter(
+        dialogue__campaign=campaign
+    ).values_list("dialogue_id", "text", "signals"):
+        row = counts.setdefault(dialogue_id, [0, 0, 0])
+        row[0] += 1
+        row[1] += len(text.split())
+        row[2] += int((signals or {}).get("pastes", 0))
+    rows = [
+        (d.key, d.status, d.flagged, list(d.flags), d.emotion, d.situation_id)
+        + (str(d.metadata.get("model", "")), *counts.get(d.pk, [0, 0, 0]))
+        for d in Dialogue.objects.filter(campaign=campaign).order_by("pk")
+    ]
+    return pd.DataFrame(rows, columns=DIALOGUE_COLUMNS)
+
+
 def campaign_report(campaign: Campaign) -> Report:
-    """Build the campaign's report with its protocol, from every judgment stored so far."""
+    """Build the campaign's report with its protocol, from every judgment stored so far
+    (and, for live chat protocols, every conversation)."""
     protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)
-    return protocol.report(
+    report = protocol.report(
         parameters, campaign_items_frame(campaign), campaign_judgments_frame(campaign)
     )
+    if protocol.live_chat:
+        protocol.report_dialogues(parameters, report, campaign_dialogues_frame(campaign))
+    return report

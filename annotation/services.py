@@ -27,6 +27,7 @@ from annotation.exceptions import Conflict, InvalidParameters, NotAllowed, NotFo
 from annotation.models import (
     Assignment,
     Campaign,
+    ChatSeat,
     Item,
     Judgment,
     Lease,
@@ -89,9 +90,10 @@ def campaign_create(
     if isinstance(lease, bool) or not isinstance(lease, int) or lease < 10:
         raise InvalidParameters("lease_seconds must be a whole number of at least 10.")
     cleaned = proto.clean_parameters(parameters or {})
-    checks = {"min_seconds_per_item": proto.default_min_seconds} | quality.controls_clean(
-        controls or {}
-    )
+    checks = {
+        "min_seconds_per_item": proto.default_min_seconds,
+        "max_items_per_worker": proto.default_max_items_per_worker,
+    } | quality.controls_clean(controls or {})
     if Campaign.objects.filter(slug=slug).exists():
         raise Conflict(f"A campaign with the slug {slug!r} already exists.")
     try:
@@ -152,7 +154,8 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
         ) from None
     if target not in _TRANSITIONS[current]:
         raise Conflict(f"A {current.label.lower()} campaign cannot become {target.label.lower()}.")
-    if target == Campaign.Status.LIVE and not campaign.items.exists():
+    live_chat = registry.get(campaign.protocol).live_chat  # its items come from the chats
+    if target == Campaign.Status.LIVE and not live_chat and not campaign.items.exists():
         raise Conflict("A campaign needs items before it can go live.")
     campaign.status = target
     campaign.save(update_fields=["status", "updated_at"])
@@ -251,11 +254,20 @@ def assignment_complete(*, assignment: Assignment, now: datetime | None = None) 
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if locked.status == Assignment.Status.ACCEPTED:
-            if not locked.judgments.exists():
+            if not assignment_has_work(locked):
                 raise Conflict("An assignment with no answers cannot be submitted.")
             _assignment_close(locked, Assignment.Status.SUBMITTED, now)
     assignment.refresh_from_db()
     return assignment
+
+
+def assignment_has_work(assignment: Assignment) -> bool:
+    """Tell whether the assignment holds work to pay for: judgments, or a live chat that
+    ended in a paid way (finished, partner left, released from the lobby, bot failed)."""
+    return (
+        assignment.judgments.exists()
+        or ChatSeat.objects.filter(assignment=assignment, stage__in=ChatSeat.PAID_STAGES).exists()
+    )
 
 
 def assignments_abandon_stale(
@@ -311,7 +323,7 @@ def judgment_submit(
     protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)
     cleaned = protocol.clean_answers(parameters, answers)
-    answered = Answered(protocol=protocol, parameters=parameters, values=cleaned)
+    answered = Answered(protocol=protocol, parameters=parameters, values=cleaned, sent=answers)
     item_pk = _item_pk(item_id)
     if item_pk is None:
         raise NotFound("This item is not part of this study.")
@@ -330,6 +342,7 @@ class Answered:
     protocol: Protocol
     parameters: dict[str, Any]
     values: dict[str, Any]
+    sent: Mapping[str, Any]  # the answers as sent, for the protocol's checks against the item
 
 
 def presentation_seed(*, item: Item, worker: Worker) -> str:
@@ -387,6 +400,9 @@ def _judgment_store(
         raise NotAllowed("There are no more items for you in this study.")
     spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
     quality.answer_time_check(campaign=locked.campaign, spent_ms=spent)
+    answered.protocol.check_item_answers(
+        answered.parameters, item.payload, answered.sent, spent_ms=spent
+    )
     shown = answered.protocol.presentation(
         answered.parameters, item.payload, presentation_seed(item=item, worker=worker)
     )

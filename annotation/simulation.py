@@ -110,7 +110,8 @@ def crowd_run(
             )
             lease = Lease.objects.get(item=visit.item, worker=visit.assignment.worker)
             mean, sd = _THINK_SECONDS[sim.reliability]
-            think = max(rng.gauss(mean, sd), 0.5, campaign.min_seconds_per_item)
+            least = protocol.item_min_seconds(parameters, visit.item.payload)
+            think = max(least + max(rng.gauss(mean, sd), 0.5), campaign.min_seconds_per_item)
             try:
                 judgment_submit(
                     assignment=visit.assignment,

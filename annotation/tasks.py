@@ -1,8 +1,11 @@
-"""Celery tasks of the crowd side: housekeeping and provider reconciliation (beat schedule)."""
+"""Celery tasks of the crowd side: housekeeping and provider reconciliation (beat schedule),
+and the bot turns of live chats (the ``inference`` queue)."""
 
 from celery import shared_task
 
 from annotation.allocation import leases_purge_expired
+from annotation.chat.bot import bot_turn_run
+from annotation.chat.empathetic import chats_sweep
 from annotation.payments import publications_sync
 from annotation.services import assignments_abandon_stale
 
@@ -13,6 +16,7 @@ def assignments_housekeeping() -> dict[str, int]:
     return {
         "abandoned": assignments_abandon_stale(),
         "leases_purged": leases_purge_expired(),
+        "chats_ended": chats_sweep(),
     }
 
 
@@ -20,3 +24,16 @@ def assignments_housekeeping() -> dict[str, int]:
 def providers_sync() -> dict[str, str]:
     """Reconcile every live publication with its provider (idempotent; one failing is logged)."""
     return publications_sync(actor="celery beat")
+
+
+@shared_task(acks_late=True, soft_time_limit=300, time_limit=330)
+def chat_bot_turn(dialogue_id: int, index: int) -> dict:
+    """Generate, store and push the bot's turn ``index`` of a live chat (interactive SSA).
+
+    On the ``inference`` queue, beside modelhub's tasks: it calls modelhub's ``bot_reply``
+    service (the model's decoding preset and repetition filter apply), stores the turn, and
+    tells the chat's websocket through the channel layer. Safe to run twice: a turn that is no
+    longer awaited (stored, failed or past its deadline) is left alone. No retries: the
+    worker is told at once and may ask again.
+    """
+    return bot_turn_run(dialogue_id=dialogue_id, index=index)

@@ -20,6 +20,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation.chat_views import chat_page
 from annotation.exceptions import AnnotationError, InvalidAnswer, NotAllowed
 from annotation.models import Assignment, Campaign
 from annotation.payments import arrival_verify, assignment_completion
@@ -135,6 +136,8 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
         return _message(request, "There is no study at this address.", 404)
     try:
         arrival = arrival_parse(request.GET)
+        if registry.get(campaign.protocol).live_chat:
+            return _framed(chat_page(request, campaign, arrival))
         if arrival.preview:
             return _preview(request, campaign)
         arrival_verify(campaign=campaign, arrival=arrival)

@@ -1,4 +1,9 @@
-"""ASGI entry point (daphne): HTTP through Django; websocket routes join with the chat issue."""
+"""ASGI entry point (daphne): HTTP through Django, websockets to the live chat consumers.
+
+The websocket routes check the Origin header against ALLOWED_HOSTS; they use no session
+cookie (the worker pages may sit in a provider's iframe, where third-party cookies are
+blocked): the consumer authenticates with the page's provider parameters and signed token.
+"""
 
 import os
 
@@ -6,4 +11,16 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
-application = get_asgi_application()
+django_application = get_asgi_application()  # sets Django up before the routes import models
+
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from annotation.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_application,
+        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+    }
+)

@@ -3,6 +3,7 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_init
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
@@ -23,7 +24,11 @@ app.conf.update(
     task_default_queue="default",
     task_queues=(Queue("default"), Queue("inference")),
     # Model calls go to GPU workers: `celery -A evalsite worker -Q inference`.
-    task_routes={"modelhub.tasks.*": {"queue": "inference"}},
+    task_routes={
+        "modelhub.tasks.*": {"queue": "inference"},
+        # A live chat's bot turn (docs/chat.md): a model call, pushed back over the channel layer.
+        "annotation.tasks.chat_bot_turn": {"queue": "inference"},
+    },
     broker_connection_retry_on_startup=True,
     beat_schedule={
         "assignments-housekeeping": {
@@ -35,3 +40,19 @@ app.conf.update(
     },
 )
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _keep_database_connections(**kwargs: object) -> None:
+    """Keep a worker's database connection between tasks (health-checked before reuse).
+
+    A worker process runs one task at a time, so one persistent connection per process is
+    safe; opening one per task costs a live chat's bot turn ~10-20 ms (bench/chat.py). The
+    web process (ASGI) keeps Django's default of a connection per request.
+    """
+    from django.conf import settings
+
+    for database in settings.DATABASES.values():
+        if not database.get("CONN_MAX_AGE"):
+            database["CONN_MAX_AGE"] = 300
+            database["CONN_HEALTH_CHECKS"] = True

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "channels",
     "annotation",
     "modelhub",
+    "dashboard",
 ]
 
 MIDDLEWARE = [
@@ -108,6 +109,9 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+
+# The dashboard is behind the admin's login page.
+LOGIN_URL = "admin:login"
 
 STATIC_URL = "static/"
 WHITENOISE_USE_FINDERS = True

@@ -1,4 +1,4 @@
-"""Top-level URLs: the admin, the worker pages and a health check."""
+"""Top-level URLs: the admin, the researcher dashboard, the worker pages, a health check."""
 
 from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
@@ -13,5 +13,6 @@ def health(request: HttpRequest) -> JsonResponse:
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("health/", health, name="health"),
+    path("dashboard/", include("dashboard.urls")),
     path("", include("annotation.urls")),
 ]

@@ -20,3 +20,15 @@ def postgres_only() -> pytest.MarkDecorator:
     return pytest.mark.skipif(
         connection.vendor != "postgresql", reason="needs PostgreSQL: set DATABASE_URL"
     )
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+    """With SQLite, keep the test database in a file rather than in memory, so that a real
+    ASGI server's threads (tests/browser/asgi_server.py) share it like PostgreSQL."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        folder = tmp_path_factory.mktemp("database")
+        database.setdefault("TEST", {})["NAME"] = str(folder / "test.sqlite3")

@@ -16,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from annotation.corpora import Context, Dialogue, read_empathetic_dialogues
+from annotation.datasets.sources import read_emotionlines
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign, Item
 from annotation.quality import gold_items_add
-from annotation.services import campaign_create, campaign_set_status
+from annotation.services import campaign_create, campaign_set_status, items_add
 
 CORPUS = Path(__file__).resolve().parent / "empathetic_demo.csv"
+# Short dialogues written for this project, each line with the emotion a careful worker sees.
+EMOTIONLINES_CORPUS = Path(__file__).resolve().parent / "emotionlines_demo.json"
 # How good each demo model's replies are, 0–1, before the per-item spread.
 QUALITY = {"gold": 0.85, "retrieval-minilm": 0.55, "generic-bot": 0.3, "tiny-gpt2": 0.1}
 
@@ -60,6 +63,27 @@ def ssa_truth(item: Item) -> dict[str, bool]:
     return {"sensible": spread < quality + 0.1, "specific": spread < quality}
 
 
+def emotionlines_items() -> list[tuple[str, dict[str, Any]]]:
+    """Return the demo EmotionLines items: one whole dialogue each."""
+    return [
+        (
+            record.key,
+            {
+                "utterances": [{"speaker": u.speaker, "text": u.text} for u in record.utterances],
+                "dialogue": record.key,
+                "source": record.source,
+            },
+        )
+        for record in read_emotionlines(EMOTIONLINES_CORPUS, source="demo")
+    ]
+
+
+def emotionlines_truth(item: Item) -> dict[str, list[str]]:
+    """Return the emotion of each line of a demo EmotionLines dialogue."""
+    truth = {r.key: [u.label for u in r.utterances] for r in read_emotionlines(EMOTIONLINES_CORPUS)}
+    return {"labels": truth.get(item.key, [])}
+
+
 # Hidden gold checks for the SSA study: replies that make no sense in their context.
 SSA_GOLD = [
     ("gold-nonsense-1", ["I just got a puppy!"], "The train leaves from platform purple."),
@@ -81,6 +105,9 @@ class DemoStudy:
     parameters: dict[str, Any] = field(default_factory=dict)
     controls: dict[str, Any] = field(default_factory=dict)
     models: tuple[str, ...] = ()  # empty: every demo model
+    # Items of their own instead of model responses (EmotionLines: whole dialogues).
+    items: Callable[[], list[tuple[str, dict[str, Any]]]] | None = None
+    items_per_assignment: int = 10
 
 
 STUDIES = [
@@ -112,6 +139,15 @@ STUDIES = [
         simulated=5,
         controls={"gold_rate": 0.15, "gold_min_answered": 3, "gold_min_accuracy": 0.7},
     ),
+    DemoStudy(
+        slug="demo-emotionlines",
+        name="Demo: label the emotion of every line of a conversation",
+        protocol="emotionlines",
+        truth=emotionlines_truth,
+        simulated=5,
+        items=emotionlines_items,
+        items_per_assignment=1,  # one HIT = one dialogue
+    ),
 ]
 
 
@@ -140,9 +176,12 @@ def study_create(study: DemoStudy, contexts: list[Context], models: list[str]) -
         parameters=study.parameters,
         # One slot more than the simulated crowd fills, so a person can still try the page.
         redundancy=study.simulated + 1,
-        items_per_assignment=10,
+        items_per_assignment=study.items_per_assignment,
         controls=study.controls,
     )
+    if study.items is not None:
+        items_add(campaign=campaign, items=study.items())
+        return campaign_set_status(campaign=campaign, status=Campaign.Status.LIVE)
     chosen = [m for m in (study.models or models) if m in models]
     campaign_items_from_responses(campaign=campaign, contexts=contexts, models=chosen)
     if study.protocol == "ssa":

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -28,6 +28,7 @@ from django.urls import reverse
 from annotation.exceptions import Conflict, InvalidParameters, NotAllowed
 from annotation.models import AuditLog, Campaign, Hit, Item, Publication
 from annotation.payments.ledger import audit_add, budget_check, campaign_committed, campaign_lock
+from annotation.protocols import registry
 from annotation.providers import ProviderError, provider_get
 from annotation.providers.base import (
     Eligibility,
@@ -149,8 +150,23 @@ def _reward_and_topups(
     return money(base), money(max(exact - base * places, Decimal(0)))
 
 
+def protocol_pay_buckets(campaign: Campaign) -> tuple[PayBucket, ...]:
+    """Return the pay buckets the campaign's protocol sets (EmotionLines: §4's), or ()."""
+    protocol = registry.get(campaign.protocol)
+    raw = protocol.clean_parameters(campaign.parameters).get("pay_buckets") or []
+    return tuple((int(lo), int(hi), money(pay)) for lo, hi, pay in raw)
+
+
+def _with_protocol_buckets(campaign: Campaign, options: LaunchOptions) -> LaunchOptions:
+    """Use the protocol's pay buckets when the launch names none."""
+    if options.pay_buckets:
+        return options
+    return replace(options, pay_buckets=protocol_pay_buckets(campaign))
+
+
 def launch_preview(*, campaign: Campaign, options: LaunchOptions) -> LaunchPreview:
     """Return the plan, its cost (fees included) and the budget; change nothing."""
+    options = _with_protocol_buckets(campaign, options)
     provider = provider_get(options.provider)
     items = list(Item.objects.filter(campaign=campaign, gold__isnull=True).order_by("pk"))
     if not items:
@@ -264,6 +280,7 @@ def campaign_launch(
     publication is marked failed, its reservation shrinks to what was made, and the error
     says so.
     """
+    options = _with_protocol_buckets(campaign, options)
     preview = launch_preview(campaign=campaign, options=options)
     provider = provider_get(options.provider)
     publication = _reserve(campaign=campaign, options=options, preview=preview, actor=actor)

@@ -22,6 +22,7 @@ from annotation.payments.ledger import audit_add, payment_key, payment_send
 from annotation.payments.sync import assignment_set_status, publication_sync
 from annotation.providers import provider_get
 from annotation.providers.base import money
+from annotation.services import assignment_has_work
 
 NO_WORK = "No work was recorded for this assignment in the study."
 
@@ -264,7 +265,7 @@ def review_decisions(*, publication: Publication) -> list[Decision]:
     ).select_related("worker")
 
     def decide(assignment: Assignment, submission_id: str) -> Decision:
-        if not assignment.judgments.exists():
+        if not assignment_has_work(assignment):
             return Decision(
                 submission_id,
                 assignment.worker.pseudonym,

@@ -33,6 +33,7 @@ from annotation.models import (
 from annotation.payments.ledger import audit_add, payment_key
 from annotation.providers import provider_get
 from annotation.providers.base import HitState, RemoteSubmission
+from annotation.services import assignment_has_work
 
 logger = logging.getLogger(__name__)
 _S = Assignment.Status
@@ -171,7 +172,7 @@ def publication_sync(*, publication: Publication, actor: str = "sync") -> SyncRe
             if expired and _expired_here(assignment, state, time.time()):
                 target = _S.ABANDONED
         else:
-            target = _target(assignment.status, found, assignment.judgments.exists())
+            target = _target(assignment.status, found, assignment_has_work(assignment))
         if target and assignment_set_status(assignment=assignment, status=target, now=now):
             report.count(target)
             if target == _S.APPROVED:

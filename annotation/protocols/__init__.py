@@ -1,9 +1,13 @@
 """The protocol registry: adding a protocol is one module and one line here."""
 
 from annotation.protocols.base import Protocol, Question, Report
+from annotation.protocols.emocontext import EmoContextProtocol
+from annotation.protocols.emotionlines import EmotionLinesProtocol
+from annotation.protocols.empathetic_chat import EmpatheticChatProtocol
 from annotation.protocols.likert import LikertProtocol
 from annotation.protocols.pairwise import PairwiseProtocol
 from annotation.protocols.ssa import SSAProtocol
+from annotation.protocols.ssa_interactive import InteractiveSSAProtocol
 
 
 class Registry:
@@ -28,6 +32,10 @@ registry = Registry(
     LikertProtocol(),
     PairwiseProtocol(),
     SSAProtocol(),
+    EmotionLinesProtocol(),
+    EmoContextProtocol(),
+    EmpatheticChatProtocol(),
+    InteractiveSSAProtocol(),
 )
 
 __all__ = ["Protocol", "Question", "Report", "registry"]

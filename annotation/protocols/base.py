@@ -64,6 +64,14 @@ class Protocol(ABC):
     # What a new campaign of this protocol starts with: workers per item, seconds per item.
     default_redundancy: ClassVar[int] = 1
     default_min_seconds: ClassVar[float] = 0.0
+    # Live chat protocols (ED collection, interactive SSA) run on websockets
+    # (``annotation.chat``): their items and dialogues are made while workers chat, so a
+    # campaign goes live without items, and ``max_items_per_worker`` counts conversations.
+    live_chat: ClassVar[bool] = False
+    default_max_items_per_worker: ClassVar[int | None] = None
+    # Parameter name → why its default is what it is (the PROTOCOLS.md section or paper it
+    # comes from); the launch wizard shows it beside each pre-filled value.
+    parameter_help: ClassVar[dict[str, str]] = {}
 
     @abstractmethod
     def default_parameters(self) -> dict[str, Any]:
@@ -122,6 +130,26 @@ class Protocol(ABC):
         server recomputes it on submission and stores it with the judgment.
         """
         return {}
+
+    def item_min_seconds(self, parameters: Mapping[str, Any], payload: Mapping[str, Any]) -> float:
+        """Return the least time an honest worker needs for this item (beyond the campaign's
+        minimum per item), e.g. EmotionLines' 3 s per utterance."""
+        return 0.0
+
+    def check_item_answers(  # noqa: B027 (optional hook: most protocols need no check)
+        self,
+        parameters: Mapping[str, Any],
+        payload: Mapping[str, Any],
+        answers: Mapping[str, Any],
+        *,
+        spent_ms: int,
+    ) -> None:
+        """Check answers (as sent) against the item itself; raise InvalidAnswer if wrong.
+
+        Called on submission after ``clean_answers``, with the server-measured time since the
+        item was leased, for rules that depend on the item (every utterance labeled, time per
+        utterance). Most protocols need nothing here.
+        """
 
     def clean_gold(
         self, parameters: Mapping[str, Any], gold: Mapping[str, Any]
@@ -191,6 +219,16 @@ class Protocol(ABC):
 
         ``items`` has columns ``item`` and ``payload``; ``judgments`` has ``item``, ``rater``,
         ``question``, ``value`` and ``time_spent_ms``.
+        """
+
+    def report_dialogues(  # noqa: B027 (optional hook: only live chat protocols fill it)
+        self, parameters: Mapping[str, Any], report: Report, dialogues: pd.DataFrame
+    ) -> None:
+        """Add the tables of a live chat protocol's conversations to ``report``.
+
+        ``dialogues`` has one row per conversation: ``dialogue`` (key), ``status``,
+        ``flagged``, ``flags``, ``emotion``, ``model``, ``utterances``, ``words``, ``pastes``.
+        Only live chat protocols (``live_chat``) are given it.
         """
 
     @abstractmethod

@@ -57,6 +57,15 @@ class LikertProtocol(Protocol):
     name = "likert"
     title = "Likert ratings (empathy, relevance, fluency)"
     template_name = "annotation/protocols/likert.html"
+    parameter_help = {
+        "aspects": "Empathy/Sympathy, Relevance and Fluency in the published wording "
+        "(PROTOCOLS.md §2; Rashkin et al. 2019, §5.2).",
+        "scale": "1–5: 1 not at all, 3 somewhat, 5 very much (PROTOCOLS.md §2).",
+        "min_ratings_per_model": "At least 100 ratings per model (PROTOCOLS.md §2).",
+        "reference_model": "The model others are compared with; results more than "
+        "highlight_sem SEMs above it are highlighted. Empty: none (PROTOCOLS.md §2).",
+        "highlight_sem": "Highlight results more than 2 SEM above the reference (PROTOCOLS.md §2).",
+    }
 
     def default_parameters(self) -> dict[str, Any]:
         return {

@@ -81,6 +81,16 @@ class PairwiseProtocol(Protocol):
     name = "pairwise"
     title = "A/B comparison of two responses"
     template_name = "annotation/protocols/pairwise.html"
+    parameter_help = {
+        "question": "Asked with four answers: the first, the second, both equally, neither "
+        "(PROTOCOLS.md §3).",
+        "min_judgments_per_pair": "At least 50 judgments per model pair (PROTOCOLS.md §3).",
+        "groups": "Named groups of pairs averaged in the report, e.g. generation vs retrieval "
+        "(PROTOCOLS.md §3; ED Table 5). {} for none.",
+        "bt_prior": "Virtual wins per pair that steady the Bradley–Terry ranking (evalsite's "
+        "choice; not in the paper).",
+        "n_boot": "Bootstrap resamples for the ranking's confidence intervals (evalsite's choice).",
+    }
 
     def default_parameters(self) -> dict[str, Any]:
         return {

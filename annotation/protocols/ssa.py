@@ -46,6 +46,14 @@ class SSAProtocol(Protocol):
     title = "Sensibleness and specificity (SSA)"
     template_name = "annotation/protocols/ssa.html"
     default_redundancy = 5
+    parameter_help = {
+        "sensible_question": "Meena's wording: anything confusing, illogical, out of context "
+        "or factually wrong does not make sense (PROTOCOLS.md §6).",
+        "specific_question": "Asked only if sensible: could the response be used in dozens of "
+        "contexts? (PROTOCOLS.md §6).",
+        "n_boot": "Bootstrap resamples for the confidence intervals of sensibleness, "
+        "specificity and SSA (evalsite's choice).",
+    }
 
     def default_parameters(self) -> dict[str, Any]:
         return {"sensible_question": SENSIBLE, "specific_question": SPECIFIC, "n_boot": 1000}

@@ -49,6 +49,12 @@ def test_demo_without_server_fills_the_campaign_and_writes_the_report(tmp_path):
     assert ssa_campaign.items.filter(gold__isnull=False).exists()
     assert Judgment.objects.filter(item__campaign=ssa_campaign, item__gold__isnull=False).exists()
 
+    # The EmotionLines study: every line of every demo dialogue labeled by 5 workers.
+    emotion = pd.read_csv(tmp_path / "emotionlines_agreement.csv").iloc[0]
+    assert emotion["raters"] == 5 and emotion["kappa"] > 0.2
+    shares = pd.read_csv(tmp_path / "emotionlines_distribution.csv").iloc[0]
+    assert shares["dialogues"] == 8 and shares["neutral"] > shares["fear"]
+
     # A second run reuses the campaigns and adds nothing.
     call_command(
         "demo", "--no-server", "--no-tiny-model", "--out", str(tmp_path), stdout=io.StringIO()

@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.corpora import CorpusError
 from annotation.demo import STUDIES, DemoStudy, demo_contexts, demo_dialogues, study_create
+from annotation.demo.chat import chat_studies_create, ssa_chats_simulate
 from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from annotation.reports import report_text, report_write
@@ -63,13 +64,23 @@ class Command(BaseCommand):
             self.stdout.write(report_text(report))
             for path in report_write(report, out, stem=study.protocol):
                 self.stdout.write(f"wrote {path}")
+        chats = chat_studies_create()  # live chats: annotation/demo/chat.py, docs/chat.md
+        for campaign in chats:
+            if campaign.protocol == "ssa_interactive":
+                self.stdout.write("Simulated workers chatting with the demo bots …")
+                ssa_chats_simulate(campaign=campaign, seed=options["seed"])
+            report = campaign_report(campaign)
+            self.stdout.write(report_text(report))
+            for path in report_write(report, out, stem=campaign.protocol):
+                self.stdout.write(f"wrote {path}")
 
         if options["no_server"]:
             return
         password = self._admin_password()
         host = options["addrport"]
         pages = "".join(
-            f"  {c.name}:\n    http://{host}/task/{c.slug}/?workerId=you\n" for _, c in campaigns
+            f"  {c.name}:\n    http://{host}/task/{c.slug}/?workerId=you\n"
+            for c in [c for _, c in campaigns] + chats
         )
         self.stdout.write(
             self.style.SUCCESS("\nThe demo is running.\n")

@@ -1,4 +1,4 @@
-"""``python manage.py export <campaign> --format csv|jsonl|parquet``: raw judgments out."""
+"""``python manage.py export``: a campaign's raw judgments, or dialogues and their labels."""
 
 from pathlib import Path
 from typing import Any
@@ -6,38 +6,78 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.datasets import SUFFIXES, WRITERS
+from annotation.datasets.selectors import campaign_dialogue_records, dataset_records
+from annotation.datasets.services import records_export
 from annotation.exports import FORMATS, frame_write, judgments_export_frame
-from annotation.models import Campaign
+from annotation.models import Campaign, Dataset
 
 
 class Command(BaseCommand):
     help = (
         "Export a campaign's raw judgments (one row per item, worker and question, with the "
-        "item's payload) as CSV, JSONL or Parquet. Workers appear only by pseudonym; gold "
-        "checks are left out, and so are soft-blocked workers unless --include-flagged."
+        "item's payload) as CSV, JSONL or Parquet; or, with --dialogues or --dataset, "
+        "dialogues with their labels as CSV, JSONL, Parquet or ParlAI's format "
+        "(docs/datasets.md). Workers appear only by pseudonym; gold checks are left out, and "
+        "so are soft-blocked workers unless --include-flagged."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("campaign", help="The campaign's slug.")
+        parser.add_argument("campaign", nargs="?", help="The campaign's slug.")
         parser.add_argument(
-            "--format", choices=FORMATS, default="csv", help="File format (default csv)."
+            "--format",
+            choices=sorted(set(FORMATS) | set(WRITERS)),
+            default="csv",
+            help="File format (default csv); parlai is for dialogues only.",
         )
         parser.add_argument(
             "--out",
             type=Path,
-            help="File to write; default var/exports/<campaign>-judgments.<format>.",
+            help="File to write; default var/exports/<campaign or data set>-<what>.<suffix>.",
         )
         parser.add_argument(
             "--include-flagged",
             action="store_true",
             help="Also export soft-blocked workers' judgments (column 'flagged' marks them).",
         )
+        parser.add_argument(
+            "--dialogues",
+            action="store_true",
+            help="Export the campaign's dialogues (collected chats; for emotion labeling, the "
+            "dialogues with the crowd's gold labels and votes) instead of raw judgments.",
+        )
+        parser.add_argument(
+            "--dataset", help="Export this imported data set's dialogues instead of a campaign."
+        )
+        parser.add_argument(
+            "--split-by-author",
+            action="store_true",
+            help="Write <out>-train/-valid/-test files, 80/10/10 by situation author (ED): "
+            "no author's dialogues in two splits.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        fmt = options["format"]
+        if options["dataset"] and options["campaign"]:
+            raise CommandError("Give a campaign or --dataset, not both.")
+        if options["dataset"]:
+            dataset = Dataset.objects.filter(name=options["dataset"]).first()
+            if dataset is None:
+                raise CommandError(f"No data set {options['dataset']!r}.")
+            self._dialogues(dataset_records(dataset), dataset.name, options)
+            return
+        if not options["campaign"]:
+            raise CommandError("Name a campaign, or a data set with --dataset.")
         campaign = Campaign.objects.filter(slug=options["campaign"]).first()
         if campaign is None:
             raise CommandError(f"No campaign {options['campaign']!r}.")
-        fmt = options["format"]
+        if options["dialogues"]:
+            self._dialogues(campaign_dialogue_records(campaign), campaign.slug, options)
+            return
+        if options["split_by_author"]:
+            raise CommandError("--split-by-author applies to dialogues (--dialogues, --dataset).")
+        if fmt not in FORMATS:
+            raise CommandError(f"Judgments export as {', '.join(FORMATS)}; {fmt} is for dialogues.")
         out = options["out"] or (settings.DATA_DIR / "exports" / f"{campaign.slug}-judgments.{fmt}")
         if out.is_dir():
             raise CommandError(f"{out} is a folder; give a file name.")
@@ -47,3 +87,21 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
         self.stdout.write(f"wrote {len(frame)} judgments to {out}")
+
+    def _dialogues(self, records: list, stem: str, options: dict[str, Any]) -> None:
+        fmt = options["format"]
+        out = options["out"] or (
+            settings.DATA_DIR / "exports" / f"{stem}-dialogues.{SUFFIXES[fmt]}"
+        )
+        if out.is_dir():
+            raise CommandError(f"{out} is a folder; give a file name.")
+        if not records:
+            raise CommandError(f"{stem} has no dialogues to export.")
+        try:
+            written = records_export(
+                records, fmt=fmt, out=out, by_author=options["split_by_author"]
+            )
+        except OSError as exc:
+            raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
+        for path, n in written:
+            self.stdout.write(f"wrote {n} dialogues to {path}")

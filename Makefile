@@ -33,7 +33,7 @@ test: install-dev
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy annotation modelhub evalsite
+	$(VENV)/bin/mypy annotation modelhub evalsite dashboard
 
 migrate: install
 	$(PY) manage.py migrate --noinput

@@ -243,7 +243,7 @@ class SituationAdmin(admin.ModelAdmin):
 
 class UtteranceInline(admin.TabularInline):
     model = Utterance
-    fields = ["index", "speaker", "worker", "text", "label", "signals"]
+    fields = ("index", "speaker", "worker", "text", "label", "signals")
     readonly_fields = fields
     extra = 0
     can_delete = False

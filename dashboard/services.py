@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -121,7 +122,7 @@ def report_refresh_due(campaign: Campaign, snapshot: Job | None, judgments: int)
         campaign=campaign,
         kind=Job.Kind.REPORT,
         status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
-        created_at__gte=timezone.now() - timezone.timedelta(minutes=10),
+        created_at__gte=timezone.now() - timedelta(minutes=10),
     ).exists()
 
 

@@ -1,4 +1,5 @@
 """Small files in each source format, written for these tests (not copied from any corpus)."""
+# ruff: noqa: E501  (the sources' own line formats, kept verbatim)
 
 ED_CSV = """conv_id,utterance_idx,context,prompt,speaker_idx,utterance,selfeval,tags
 hit:1_conv:2,1,proud,I finally finished my first marathon_comma_ after a year of training.,11,I ran a whole marathon last weekend!,5|5|5_2|2|5,

@@ -27,7 +27,7 @@ def providers_sync() -> dict[str, str]:
 
 
 @shared_task(acks_late=True, soft_time_limit=300, time_limit=330)
-def chat_bot_turn(dialogue_id: int, index: int) -> dict:
+def chat_bot_turn(dialogue_id: int, index: int, attempt: str | None = None) -> dict:
     """Generate, store and push the bot's turn ``index`` of a live chat (interactive SSA).
 
     On the ``inference`` queue, beside modelhub's tasks: it calls modelhub's ``bot_reply``
@@ -36,4 +36,4 @@ def chat_bot_turn(dialogue_id: int, index: int) -> dict:
     longer awaited (stored, failed or past its deadline) is left alone. No retries: the
     worker is told at once and may ask again.
     """
-    return bot_turn_run(dialogue_id=dialogue_id, index=index)
+    return bot_turn_run(dialogue_id=dialogue_id, index=index, attempt=attempt)

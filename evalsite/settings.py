@@ -137,7 +137,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py's default socket timeout (5 s) equals channels-redis's blocking-read
+            # timeout (5 s): an idle consumer's read would then fail with a TimeoutError and
+            # kill the socket. The read must outlast the blocking pop.
+            # redis-py's default socket timeout (5 s) equals channels-redis's blocking-read
+            # timeout (5 s): an idle consumer's read would then fail with a TimeoutError and
+            # kill the socket. The read must outlast the blocking pop.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
         }
     }
 else:

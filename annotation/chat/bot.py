@@ -45,10 +45,19 @@ def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue]:
     return seat, dialogue
 
 
-def _bot_turn_enqueue(dialogue_id: int, index: int) -> None:
+def _bot_turn_enqueue(dialogue_id: int, index: int, attempt: str) -> None:
     from annotation.tasks import chat_bot_turn
 
-    transaction.on_commit(lambda: chat_bot_turn.delay(dialogue_id, index))
+    transaction.on_commit(lambda: chat_bot_turn.delay(dialogue_id, index, attempt))
+
+
+def _awaited(dialogue: Dialogue, index: int, attempt: str | None) -> bool:
+    """Tell whether bot turn ``index`` is awaited, by this attempt when one is named: a
+    reply to an attempt that was given up (deadline, failure) and asked again is dropped."""
+    pending = dialogue.metadata.get("pending")
+    if not pending or pending.get("index") != index:
+        return False
+    return attempt is None or pending.get("since") == attempt
 
 
 def ssa_message_send(
@@ -115,7 +124,7 @@ def ssa_message_send(
                 **dialogue.metadata,
                 "pending": {"index": count + 1, "since": now.isoformat()},
             }
-            _bot_turn_enqueue(dialogue.pk, count + 1)
+            _bot_turn_enqueue(dialogue.pk, count + 1, now.isoformat())
         dialogue.save(update_fields=["metadata", "flagged", "flags"])
         activity_touch(seat, now)
         if count + 1 >= parameters["max_turns"]:
@@ -130,19 +139,19 @@ def _unlabeled(seat: ChatSeat, dialogue: Dialogue, utterances: list[Utterance]) 
     ]
 
 
-def bot_turn_run(*, dialogue_id: int, index: int) -> dict[str, Any]:
+def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) -> dict[str, Any]:
     """Generate and store the bot's turn ``index`` if it is still awaited; tell the seat.
 
     Runs in the Celery task (the ``inference`` queue): the model answers with its own
     decoding parameters (preset, repetition filter). A model error flags the dialogue and
-    tells the worker; nothing is stored for that turn.
+    tells the worker; nothing is stored for that turn. ``attempt`` (when the turn was asked
+    for) ties the task to one request: a late reply to a request given up is dropped.
     """
     from modelhub.models import ModelEndpoint
     from modelhub.services import bot_reply
 
     dialogue = Dialogue.objects.filter(pk=dialogue_id).first()
-    pending = dialogue.metadata.get("pending") if dialogue else None
-    if dialogue is None or not pending or pending.get("index") != index:
+    if dialogue is None or not _awaited(dialogue, index, attempt):
         return {"stored": False, "reason": "not awaited"}
     seat_id = int(dialogue.metadata["seat"])
     turns = list(
@@ -157,13 +166,21 @@ def bot_turn_run(*, dialogue_id: int, index: int) -> dict[str, Any]:
     except Exception as exc:  # any model failure ends this turn with a flag, never a crash
         logger.warning("bot turn %s of dialogue %s failed: %s", index, dialogue_id, exc)
         if bot_turn_fail(
-            dialogue_id=dialogue_id, index=index, error=f"{type(exc).__name__}: {exc}"
+            dialogue_id=dialogue_id,
+            index=index,
+            error=f"{type(exc).__name__}: {exc}",
+            attempt=attempt,
         ):
             seats_notify([seat_id])
         return {"stored": False, "reason": "failed"}
     model_ms = (time.perf_counter() - started) * 1000
     stored = bot_turn_store(
-        dialogue_id=dialogue_id, index=index, text=text, model_ms=model_ms, context=turns
+        dialogue_id=dialogue_id,
+        index=index,
+        text=text,
+        model_ms=model_ms,
+        context=turns,
+        attempt=attempt,
     )
     if stored:
         seats_notify([seat_id], bot={"index": index, "model_ms": model_ms})
@@ -177,6 +194,7 @@ def bot_turn_store(
     text: str,
     model_ms: float,
     context: list[str],
+    attempt: str | None = None,
     now: datetime | None = None,
 ) -> bool:
     """Store the bot's turn and its Item if the turn is still awaited; return whether stored.
@@ -192,8 +210,7 @@ def bot_turn_store(
             .get(pk=dialogue_id)
         )
         assert dialogue.campaign is not None  # a live chat's dialogue is a campaign's
-        pending = dialogue.metadata.get("pending")
-        if not pending or pending.get("index") != index:
+        if not _awaited(dialogue, index, attempt):
             return False
         protocol, _ = protocol_of(dialogue.campaign)
         Utterance.objects.create(
@@ -221,13 +238,19 @@ def bot_turn_store(
     return True
 
 
-def bot_turn_fail(*, dialogue_id: int, index: int, error: str, reason: str = "bot_failed") -> bool:
+def bot_turn_fail(
+    *,
+    dialogue_id: int,
+    index: int,
+    error: str,
+    reason: str = "bot_failed",
+    attempt: str | None = None,
+) -> bool:
     """Give up on the awaited bot turn ``index``: flag the dialogue; return whether it was
     still awaited."""
     with transaction.atomic():
         dialogue = Dialogue.objects.select_for_update().get(pk=dialogue_id)
-        pending = dialogue.metadata.get("pending")
-        if not pending or pending.get("index") != index:
+        if not _awaited(dialogue, index, attempt):
             return False
         _flag(dialogue, reason)
         dialogue.metadata = {
@@ -274,7 +297,7 @@ def bot_turn_retry(*, seat_id: int, now: datetime | None = None) -> list[int]:
             "pending": {"index": index, "since": now.isoformat()},
         }
         dialogue.save(update_fields=["metadata"])
-        _bot_turn_enqueue(dialogue.pk, index)
+        _bot_turn_enqueue(dialogue.pk, index, now.isoformat())
     return [seat_id]
 
 

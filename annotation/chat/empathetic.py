@@ -204,6 +204,8 @@ def utterance_send(
                 if known.worker_id != seat.worker_id or known.text != text.strip():
                     raise Conflict("This message id was already used for another message.")
                 return Sent(index=known.index, created=False)
+        if dialogue_id is not None and dialogue_id not in {d.pk for d in dialogues}:
+            raise NotYours("This message names a conversation you are not in.")
         current = next((d for d in dialogues if d.status == Dialogue.Status.ACTIVE), None)
         if seat.stage != ChatSeat.Stage.CHATTING or current is None:
             raise OutOfTurn("This conversation has ended.")
@@ -251,9 +253,10 @@ def conversation_end(
     with transaction.atomic():
         seat, partner, pair = _pair_locked(seat_id)
         _, parameters = protocol_of(seat.campaign)
-        current = next(
-            (d for d in pair_dialogues(seat) if d.status == Dialogue.Status.ACTIVE), None
-        )
+        dialogues = pair_dialogues(seat)
+        if dialogue_id is not None and dialogue_id not in {d.pk for d in dialogues}:
+            raise NotYours("This names a conversation you are not in.")
+        current = next((d for d in dialogues if d.status == Dialogue.Status.ACTIVE), None)
         if seat.stage != ChatSeat.Stage.CHATTING or current is None:
             raise OutOfTurn("This conversation has ended.")
         if dialogue_id is not None and dialogue_id != current.pk:

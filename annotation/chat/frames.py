@@ -80,6 +80,8 @@ class Frame:
             raise FrameError(f"'{key}' must be text.")
         if len(value) > max_length:
             raise FrameError(f"'{key}' is longer than {max_length} characters.", code="too_large")
+        if "\x00" in value:  # PostgreSQL cannot store it, and no keyboard types it
+            raise FrameError(f"'{key}' contains a NUL character.")
         return value
 
     def int_field(self, key: str, *, required: bool = True) -> int | None:
@@ -92,6 +94,11 @@ class Frame:
         return value
 
 
+def _constant_refuse(name: str) -> Any:
+    """Refuse NaN and Infinity, which Python's json accepts but JSON does not."""
+    raise ValueError(name)
+
+
 def frame_parse(text: str | None, binary: bytes | None = None) -> Frame:
     """Return the frame in a websocket text message; raise FrameError if it is not one."""
     if binary is not None or text is None:
@@ -99,8 +106,8 @@ def frame_parse(text: str | None, binary: bytes | None = None) -> Frame:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
         raise FrameError(f"The frame is larger than {MAX_FRAME_BYTES} bytes.", code="too_large")
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = json.loads(text, parse_constant=_constant_refuse)
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
         raise FrameError("The frame is not valid JSON.") from None
     if not isinstance(data, dict):
         raise FrameError("A frame must be a JSON object with a 'type'.")

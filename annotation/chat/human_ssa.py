@@ -3,6 +3,8 @@
 Every turn after the first of a campaign's complete conversations becomes an item of a new
 static SSA campaign (its context: the turns before it; its "model": ``human``), labeled by
 five other workers per turn with the majority per question, like Meena's human baseline.
+The workers who held the conversations are soft-blocked in the new campaign, so that only
+third parties label them.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotation.exceptions import Conflict, InvalidParameters
-from annotation.models import Campaign, Dialogue
+from annotation.models import Campaign, Dialogue, Worker
+from annotation.quality import worker_soft_block
 from annotation.services import campaign_create, items_add
 
 
@@ -38,8 +41,11 @@ def ssa_campaign_from_conversations(
     if not include_flagged:
         dialogues = dialogues.filter(flagged=False)
     items = []
+    authors: set[int] = set()
     for dialogue in dialogues.order_by("pk").prefetch_related("utterances"):
-        turns = [u.text for u in sorted(dialogue.utterances.all(), key=lambda u: u.index)]
+        utterances = sorted(dialogue.utterances.all(), key=lambda u: u.index)
+        authors.update(u.worker_id for u in utterances if u.worker_id is not None)
+        turns = [u.text for u in utterances]
         for index in range(1, len(turns)):
             context = turns[max(0, index - max_context) if max_context else 0 : index]
             payload = {
@@ -58,4 +64,8 @@ def ssa_campaign_from_conversations(
         redundancy=redundancy,
     )
     items_add(campaign=campaign, items=items)
+    for worker in Worker.objects.filter(pk__in=authors):
+        worker_soft_block(
+            campaign=campaign, worker=worker, reason="Wrote conversations labeled here."
+        )
     return campaign

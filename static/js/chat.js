@@ -8,7 +8,8 @@
   var $ = function (id) { return document.getElementById(id); };
   var outboxKey = "evalsite-outbox-" + app.dataset.seatKey;
   var outbox = JSON.parse(sessionStorage.getItem(outboxKey) || "[]");
-  var socket = null, state = null, heartbeat = null, retryDelay = 500, closedForGood = false;
+  var socket = null, state = null, heartbeat = null, beatSeconds = 0;
+  var retryDelay = 500, closedForGood = false;
   var waitedAt = 0, waitedBase = 0, waitTimer = null;
   var signals = { situation: fresh(), message: fresh() };
 
@@ -36,12 +37,12 @@
       s.pasted_chars += text.length;
     });
   }
+  // The signals of a text are kept until the server stores it: a refused text, written
+  // again, still carries its pastes.
   function taken(kind) {
     var s = signals[kind];
-    var out = { typing_ms: s.started ? Math.max(0, Date.now() - s.started) : 0,
-                keystrokes: s.keystrokes, pastes: s.pastes, pasted_chars: s.pasted_chars };
-    signals[kind] = fresh();
-    return out;
+    return { typing_ms: s.started ? Math.max(0, Date.now() - s.started) : 0,
+             keystrokes: s.keystrokes, pastes: s.pastes, pasted_chars: s.pasted_chars };
   }
 
   function send(frame) {
@@ -58,6 +59,7 @@
     socket.onopen = function () {
       retryDelay = 500;
       setConnection("Connected");
+      startHeartbeat(beatSeconds || Number(app.dataset.heartbeat) || 10);
       outbox.forEach(function (frame) { send(frame); });
     };
     socket.onmessage = function (event) { receive(JSON.parse(event.data)); };
@@ -79,14 +81,20 @@
       if (frame.client_id) {
         outbox = outbox.filter(function (f) { return f.client_id !== frame.client_id; });
         saveOutbox();
+        signals.message = fresh();
       }
       error("");
       return;
     }
     if (frame.type === "error") {
-      if (frame.client_id) {
+      // A server error is transient: the message stays in the outbox and goes again on the
+      // next connection. Any other refusal is final: the text comes back to the box.
+      if (frame.client_id && frame.code !== "server_error") {
+        var refused = outbox.filter(function (f) { return f.client_id === frame.client_id; });
         outbox = outbox.filter(function (f) { return f.client_id !== frame.client_id; });
         saveOutbox();
+        if (refused.length && !$("message-text").value) { $("message-text").value = refused[0].text; }
+        if (state) { renderChat(state); }
       }
       error(frame.message);
       if (frame.code === "replaced" || frame.code === "not_allowed" || frame.code === "not_found") {
@@ -97,13 +105,16 @@
 
   function startHeartbeat(seconds) {
     clearInterval(heartbeat);
+    beatSeconds = seconds;
     heartbeat = setInterval(function () { send({ type: "ping" }); }, seconds * 1000);
   }
 
   function render(s) {
-    var first = state === null || state.heartbeat_s !== s.heartbeat_s;
+    if (s.heartbeat_s !== beatSeconds) { startHeartbeat(s.heartbeat_s); }
+    if (state && state.stage === "situation" && s.stage !== "situation") {
+      signals.situation = fresh();
+    }
     state = s;
-    if (first) { startHeartbeat(s.heartbeat_s); }
     var stage = s.stage;
     show("stage-situation", stage === "situation");
     show("stage-waiting", stage === "waiting");

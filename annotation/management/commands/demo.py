@@ -86,7 +86,8 @@ class Command(BaseCommand):
             self.style.SUCCESS("\nThe demo is running.\n")
             + "Worker pages (change workerId to be someone else):\n"
             + pages
-            + f"Admin: http://{host}/admin/  (user: admin, password: {password})\n"
+            + f"Dashboard: http://{host}/dashboard/  (user: admin, password: {password})\n"
+            + f"Admin (raw data): http://{host}/admin/\n"
             + "Stop it with Ctrl+C.\n"
         )
         call_command("runserver", host, use_reloader=False)

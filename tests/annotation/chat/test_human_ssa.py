@@ -4,15 +4,19 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Campaign, Dialogue, Utterance
+from annotation.services import Arrival, campaign_set_status, worker_get_or_create, worker_visit
 from tests.annotation.chat.helpers import ed_campaign
 
 pytestmark = pytest.mark.django_db
 
 
-def _conversation(campaign, key, texts, **fields):
+def _conversation(campaign, key, texts, workers=(), **fields):
     dialogue = Dialogue.objects.create(campaign=campaign, key=key, **fields)
     for i, text in enumerate(texts):
-        Utterance.objects.create(dialogue=dialogue, index=i, speaker="speaker", text=text)
+        worker = workers[i % len(workers)] if workers else None
+        Utterance.objects.create(
+            dialogue=dialogue, index=i, speaker="speaker", text=text, worker=worker
+        )
     return dialogue
 
 
@@ -42,3 +46,18 @@ def test_a_campaign_without_complete_conversations_is_refused_and_nothing_create
     with pytest.raises(CommandError, match="no campaign"):
         call_command("chat_to_ssa", "nope", "x")
     assert not Campaign.objects.filter(slug="empty-ssa").exists()
+
+
+def test_the_workers_who_held_the_conversations_cannot_label_them():
+    source = ed_campaign()
+    ana, ben = (worker_get_or_create(provider="local", external_id=w) for w in ("ana", "ben"))
+    _conversation(source, "pair-1-1", ["I won!", "Wow, well done!", "Thanks."], workers=[ana, ben])
+    call_command("chat_to_ssa", source.slug, "ed-third-party")
+    campaign = campaign_set_status(
+        campaign=Campaign.objects.get(slug="ed-third-party"), status="live"
+    )
+    for author in ("ana", "ben"):
+        visit = worker_visit(campaign=campaign, arrival=Arrival(provider="local", worker_id=author))
+        assert (visit.kind, visit.stop) == ("stopped", "blocked")
+    third = worker_visit(campaign=campaign, arrival=Arrival(provider="local", worker_id="cleo"))
+    assert third.kind == "item"

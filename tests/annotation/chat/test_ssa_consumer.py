@@ -130,33 +130,34 @@ def test_a_failing_model_flags_the_chat_and_the_worker_may_end_it(transactional_
 def test_a_bot_turn_past_its_deadline_is_dropped_and_can_be_asked_again(generic_bot):
     campaign = ssa_campaign(slug="ssa-slow", bot_deadline_s=1)
     path = ws_path(campaign, "dan")
+    from unittest import mock
+
     from annotation.chat.bot import bot_turn_run
 
-    async def scenario():
-        from evalsite.celery import app
+    queued = []  # the tasks asked for; none runs until the test runs it
 
+    async def scenario():
         client = Client(path)
         await client.connect()
-        app.conf.task_always_eager = False  # the task is queued nowhere: no reply comes
-        try:
-            from unittest import mock
-
-            with mock.patch("annotation.tasks.chat_bot_turn.delay"):
-                assert (await client.say("Are you there?"))["type"] == "ack"
-                state = await client.state(lambda s: s["pending"])
-                state = await client.state(lambda s: s["failed"], timeout=5)
-        finally:
-            app.conf.task_always_eager = True
-        assert not state["pending"]
-        await client.send(type="retry")
-        state = await client.state(lambda s: s["needs_label"] is not None)
-        assert state["utterances"][-1]["text"] == "I don't know."
+        with mock.patch(
+            "annotation.tasks.chat_bot_turn.delay", side_effect=lambda *a: queued.append(a)
+        ):
+            assert (await client.say("Are you there?"))["type"] == "ack"
+            await client.state(lambda s: s["pending"])
+            state = await client.state(lambda s: s["failed"], timeout=5)
+            assert not state["pending"]
+            await client.send(type="retry")
+            await client.state(lambda s: s["pending"])
         await client.close()
-        return state
 
     async_to_sync(scenario)()
     dialogue = Dialogue.objects.get(campaign=campaign)
     assert "bot_timeout" in dialogue.flags
-    # A late delivery of the timed-out task stores nothing (the turn is no longer awaited).
-    assert bot_turn_run(dialogue_id=dialogue.pk, index=2)["stored"] is False
-    assert Utterance.objects.filter(dialogue=dialogue).count() == 3
+    (first, retried) = queued
+    assert first[:2] == retried[:2] == (dialogue.pk, 2) and first[2] != retried[2]
+    # The late reply to the request given up is dropped; the one asked again is stored once.
+    assert bot_turn_run(dialogue_id=dialogue.pk, index=2, attempt=first[2])["stored"] is False
+    assert bot_turn_run(dialogue_id=dialogue.pk, index=2, attempt=retried[2])["stored"] is True
+    assert bot_turn_run(dialogue_id=dialogue.pk, index=2, attempt=retried[2])["stored"] is False
+    texts = list(dialogue.utterances.order_by("index").values_list("text", flat=True))
+    assert texts == ["Hi!", "Are you there?", "I don't know."]

@@ -1,0 +1,28 @@
+"""The Redis channel layer keeps an idle consumer alive (REDIS_URL only)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+
+@pytest.mark.slow
+def test_a_receive_idle_longer_than_the_blocking_pop_still_gets_the_next_message():
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL (the Redis channel layer)")
+    layer = get_channel_layer()
+
+    async def scenario():
+        channel = await layer.new_channel()
+        waiting = asyncio.ensure_future(layer.receive(channel))
+        await asyncio.sleep(6.5)  # past channels-redis's 5 s blocking pop and redis-py's read
+        assert not waiting.done(), waiting.exception() if waiting.done() else None
+        await layer.send(channel, {"type": "chat.changed"})
+        message = await asyncio.wait_for(waiting, timeout=5)
+        return message
+
+    assert async_to_sync(scenario)() == {"type": "chat.changed"}

@@ -7,6 +7,7 @@ Every action on a worker goes through the provider interface when the campaign i
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from collections.abc import Callable, Mapping
 from datetime import timedelta
@@ -44,6 +45,8 @@ from annotation.quality import worker_quality, worker_soft_block
 from annotation.reports import report_write
 from annotation.selectors import campaign_report
 from dashboard.models import Job
+
+logger = logging.getLogger(__name__)
 
 # Judgments export as tables; dialogues (collected chats, emotion-labeled dialogues with
 # their gold labels) also in ParlAI's format.
@@ -109,6 +112,10 @@ def _has_dialogues(campaign: Campaign) -> bool:
     )
 
 
+# A live campaign's report is rebuilt at most this often, however often its page reloads.
+REPORT_MIN_INTERVAL = timedelta(minutes=1)
+
+
 def report_refresh_due(campaign: Campaign, snapshot: Job | None, judgments: int) -> bool:
     """Whether the page should queue a new report: judgments arrived and none is pending.
 
@@ -117,6 +124,12 @@ def report_refresh_due(campaign: Campaign, snapshot: Job | None, judgments: int)
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return False
     if snapshot is not None and snapshot.result.get("judgments") == judgments:
+        return False
+    if (
+        snapshot is not None
+        and snapshot.finished_at is not None
+        and timezone.now() - snapshot.finished_at < REPORT_MIN_INTERVAL
+    ):
         return False
     return not Job.objects.filter(
         campaign=campaign,
@@ -144,14 +157,16 @@ def job_run(job_id: int) -> bool:
     try:
         run = _report_build if job.kind == Job.Kind.REPORT else _export_build
         result, files = run(job, lambda f, m: _progress(job, f, m))
-    except Exception as exc:
+    except Exception as exc:  # the job row carries the failure to the page; no re-raise,
+        # which in eager mode (no broker) would turn the researcher's POST into a 500
+        logger.exception("dashboard job %s failed", job.pk)
         Job.objects.filter(pk=job.pk).update(
             status=Job.Status.FAILED,
             error=f"{type(exc).__name__}: {exc}"[:2000],
             message="Failed",
             finished_at=timezone.now(),
         )
-        raise
+        return False
     Job.objects.filter(pk=job.pk).update(
         status=Job.Status.DONE,
         progress=1.0,
@@ -160,7 +175,23 @@ def job_run(job_id: int) -> bool:
         files=files,
         finished_at=timezone.now(),
     )
+    if job.kind == Job.Kind.REPORT:
+        _reports_prune(job)
     return True
+
+
+def _reports_prune(newest: Job) -> None:
+    """Delete the campaign's older report snapshots and their files: only the newest counts,
+    and a page left open on a live campaign builds one every few minutes."""
+    older = Job.objects.select_related("campaign").filter(
+        campaign=newest.campaign_id,
+        kind=Job.Kind.REPORT,
+        status__in=[Job.Status.DONE, Job.Status.FAILED],
+        pk__lt=newest.pk,
+    )
+    for job in older:
+        shutil.rmtree(job.directory, ignore_errors=True)
+    older.delete()
 
 
 def _records(table: pd.DataFrame) -> dict[str, Any]:

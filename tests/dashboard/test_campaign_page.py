@@ -19,6 +19,7 @@ from annotation.models import (
     Utterance,
     Worker,
 )
+from annotation.protocols import registry
 from annotation.selectors import campaign_progress
 from annotation.simulation import crowd_make, crowd_run
 from dashboard import services
@@ -27,6 +28,7 @@ from dashboard.selectors import campaign_rows
 from tests.factories import CampaignFactory
 
 pytestmark = pytest.mark.django_db
+ED_DEFAULTS = registry.get("empathetic_chat").default_parameters()
 
 
 @pytest.fixture
@@ -339,3 +341,62 @@ def test_a_live_chat_campaign_counts_complete_conversations(researcher) -> None:
     Dialogue.objects.create(campaign=ed, key="e1", status="complete")
     row = campaign_rows([ed])[0]
     assert (row.done, row.needed, row.eta_text) == (1, 0, "no target set")
+
+
+def test_a_job_that_fails_in_the_request_shows_as_failed_not_as_a_server_error(
+    ada, filled, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    """Without a broker the job runs inside the POST: its failure is the job's, not a 500."""
+
+    def broken(job, progress):
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(services, "_report_build", broken)
+    from evalsite.celery import app
+
+    eager, app.conf.task_always_eager = app.conf.task_always_eager, True  # the embedded default
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = ada.post(
+                reverse("dashboard:job_create", args=[filled.slug]),
+                {"kind": "report"},
+                follow=True,
+            )
+    finally:
+        app.conf.task_always_eager = eager
+    assert response.status_code == 200
+    job = Job.objects.get(campaign=filled)
+    assert job.status == Job.Status.FAILED and "the disk is full" in job.error
+    status = ada.get(reverse("dashboard:job_status", args=[filled.slug, job.pk])).json()
+    assert status["status"] == "failed"
+
+
+def test_a_new_report_snapshot_deletes_the_older_ones_and_their_files(
+    ada, filled, start_job
+) -> None:
+    start_job({"kind": "report"})
+    first = Job.objects.get(campaign=filled, kind=Job.Kind.REPORT)
+    assert any(first.directory.iterdir())
+    start_job({"kind": "report"})
+    kept = Job.objects.get(campaign=filled, kind=Job.Kind.REPORT)
+    assert kept.pk != first.pk and kept.status == Job.Status.DONE
+    assert not first.directory.exists() and any(kept.directory.iterdir())
+
+
+def test_the_list_query_count_does_not_grow_with_the_number_of_campaigns(ada, researcher) -> None:
+    def list_queries() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert ada.get(reverse("dashboard:campaigns")).status_code == 200
+        return len(queries)
+
+    CampaignFactory(
+        owner=researcher, protocol="empathetic_chat", status="live", parameters=ED_DEFAULTS
+    )
+    CampaignFactory(owner=researcher, status="live")
+    before = list_queries()
+    for _ in range(3):
+        CampaignFactory(
+            owner=researcher, protocol="empathetic_chat", status="live", parameters=ED_DEFAULTS
+        )
+        CampaignFactory(owner=researcher, status="live")
+    assert list_queries() == before

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 
@@ -25,4 +25,6 @@ def test_a_receive_idle_longer_than_the_blocking_pop_still_gets_the_next_message
         message = await asyncio.wait_for(waiting, timeout=5)
         return message
 
-    assert async_to_sync(scenario)() == {"type": "chat.changed"}
+    # A thread of its own: a browser test's Playwright may hold this thread's event loop.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        assert thread.submit(asyncio.run, scenario()).result() == {"type": "chat.changed"}

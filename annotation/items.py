@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from annotation.corpora import Context
+from annotation.datasets.selectors import dataset_records
 from annotation.exceptions import InvalidParameters, NotFound
-from annotation.models import Campaign
+from annotation.models import Campaign, Dataset
 from annotation.protocols import registry
 from annotation.services import items_add
 from modelhub.backends import Example
@@ -78,3 +79,26 @@ def campaign_items_from_responses(
     items, skipped = protocol.items_build(parameters, examples, by_model)
     added = items_add(campaign=campaign, items=items)
     return ItemsBuilt(added=added, skipped=skipped, models=tuple(by_model))
+
+
+def campaign_items_from_dataset(
+    *, campaign: Campaign, dataset: str, split: str = "", limit: int | None = None
+) -> int:
+    """Add one item per dialogue of an imported data set (EmotionLines: a whole dialogue;
+    EmoContext: a 3-turn dialogue); return how many were added.
+
+    ``split`` keeps one split (train / valid / test); ``limit`` the first dialogues. Import
+    with ``--deidentify`` first to label a private source without its names. All or nothing.
+    """
+    found = Dataset.objects.filter(name=dataset).first()
+    if found is None:
+        raise NotFound(f"No data set {dataset!r}; import it with `import_dataset` first.")
+    if limit is not None and limit < 1:
+        raise InvalidParameters("The limit must be at least 1.")
+    records = [r for r in dataset_records(found) if not split or r.split == split]
+    if not records:
+        raise InvalidParameters(f"The data set {dataset!r} has no dialogues in split {split!r}.")
+    protocol = registry.get(campaign.protocol)
+    parameters = protocol.clean_parameters(campaign.parameters)
+    items = protocol.items_from_dialogues(parameters, records[:limit])
+    return items_add(campaign=campaign, items=items)

@@ -60,15 +60,16 @@ def campaign_create(
     protocol: str,
     parameters: Mapping[str, Any] | None = None,
     redundancy: int | None = None,
-    items_per_assignment: int = 10,
+    items_per_assignment: int | None = None,
     lease_seconds: int | None = None,
     owner: User | None = None,
     controls: Mapping[str, Any] | None = None,
 ) -> Campaign:
     """Create a draft campaign whose parameters the protocol has validated.
 
-    ``controls`` sets quality control (see ``quality.CONTROLS``). Redundancy and the minimum
-    time per item start at the protocol's own defaults (SSA: 5 workers per response).
+    ``controls`` sets quality control (see ``quality.CONTROLS``). Redundancy, items per
+    assignment and the minimum time per item start at the protocol's own defaults (SSA: 5
+    workers per response; EmotionLines: one dialogue per HIT).
     """
     if not _SLUG.match(slug):
         raise InvalidParameters(
@@ -80,6 +81,8 @@ def campaign_create(
     except KeyError as exc:
         raise InvalidParameters(str(exc.args[0])) from None
     redundancy = proto.default_redundancy if redundancy is None else redundancy
+    if items_per_assignment is None:
+        items_per_assignment = proto.default_items_per_assignment
     for field, value, low in (
         ("redundancy", redundancy, 1),
         ("items_per_assignment", items_per_assignment, 1),

@@ -119,6 +119,9 @@ def setting_defaults(protocol: Protocol) -> dict[str, Any]:
     """Return the campaign settings a new campaign of ``protocol`` starts with."""
     values = {name: _field(name).get_default() for name in SETTINGS}
     values["redundancy"] = getattr(protocol, "default_redundancy", values["redundancy"])
+    values["items_per_assignment"] = getattr(
+        protocol, "default_items_per_assignment", values["items_per_assignment"]
+    )
     values["min_seconds_per_item"] = getattr(protocol, "default_min_seconds", 0.0)
     values["max_items_per_worker"] = getattr(protocol, "default_max_items_per_worker", None)
     return values

@@ -19,6 +19,7 @@ from annotation.corpora import Context, Dialogue, read_empathetic_dialogues
 from annotation.datasets.sources import read_emotionlines
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign, Item
+from annotation.protocols import registry
 from annotation.quality import gold_items_add
 from annotation.services import campaign_create, campaign_set_status, items_add
 
@@ -65,17 +66,10 @@ def ssa_truth(item: Item) -> dict[str, bool]:
 
 def emotionlines_items() -> list[tuple[str, dict[str, Any]]]:
     """Return the demo EmotionLines items: one whole dialogue each."""
-    return [
-        (
-            record.key,
-            {
-                "utterances": [{"speaker": u.speaker, "text": u.text} for u in record.utterances],
-                "dialogue": record.key,
-                "source": record.source,
-            },
-        )
-        for record in read_emotionlines(EMOTIONLINES_CORPUS, source="demo")
-    ]
+    protocol = registry.get("emotionlines")
+    return protocol.items_from_dialogues(
+        protocol.default_parameters(), read_emotionlines(EMOTIONLINES_CORPUS, source="demo")
+    )
 
 
 def emotionlines_truth(item: Item) -> dict[str, list[str]]:

@@ -6,12 +6,15 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from annotation.exceptions import InvalidAnswer, InvalidParameters
+
+if TYPE_CHECKING:
+    from annotation.datasets.records import DialogueRecord
 
 Reliability = Literal["good", "noisy", "spammer"]
 
@@ -64,6 +67,8 @@ class Protocol(ABC):
     # What a new campaign of this protocol starts with: workers per item, seconds per item.
     default_redundancy: ClassVar[int] = 1
     default_min_seconds: ClassVar[float] = 0.0
+    # Items per assignment (HIT); EmotionLines: one dialogue per HIT.
+    default_items_per_assignment: ClassVar[int] = 10
     # Live chat protocols (ED collection, interactive SSA) run on websockets
     # (``annotation.chat``): their items and dialogues are made while workers chat, so a
     # campaign goes live without items, and ``max_items_per_worker`` counts conversations.
@@ -120,6 +125,14 @@ class Protocol(ABC):
         """Return (key, payload) items built from contexts and model responses, and how many
         candidates were skipped. ``responses`` maps a model to one response per example."""
         raise InvalidParameters(f"{self.title} items are not built from model responses.")
+
+    def items_from_dialogues(
+        self, parameters: Mapping[str, Any], dialogues: Sequence[DialogueRecord]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Return (key, payload) items built from imported (or collected) dialogues, e.g. one
+        EmotionLines item per dialogue; raise InvalidParameters naming a dialogue that cannot
+        be one."""
+        raise InvalidParameters(f"{self.title} items are not built from dialogues.")
 
     def presentation(
         self, parameters: Mapping[str, Any], payload: Mapping[str, Any], seed: str

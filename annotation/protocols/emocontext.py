@@ -11,7 +11,7 @@ which sends only likely emotional dialogues to the judges.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -79,6 +79,24 @@ class EmoContextProtocol(Protocol):
                 raise InvalidParameters("'dialogue' must be text of at most 200 characters.")
             item["dialogue"] = dialogue
         return item
+
+    def items_from_dialogues(
+        self, parameters: Mapping[str, Any], dialogues: Sequence[DialogueRecord]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """One item per 3-turn dialogue (user, agent, user): the last turn is labeled."""
+        items = []
+        for record in dialogues:
+            if len(record.utterances) != 3:
+                raise InvalidParameters(
+                    f"Dialogue {record.key!r} has {len(record.utterances)} turns; an EmoContext "
+                    "item is a 3-turn dialogue."
+                )
+            payload = {"turns": [u.text for u in record.utterances], "dialogue": record.key}
+            try:
+                items.append((record.key, self.clean_item(payload)))
+            except InvalidParameters as exc:
+                raise InvalidParameters(f"Dialogue {record.key!r}: {exc.message}") from None
+        return items
 
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
         choices = tuple((label, label.capitalize()) for label in parameters["labels"])

@@ -21,6 +21,7 @@ sends, that the server-measured time covers 3 s per utterance — the part no cl
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import warnings
@@ -62,6 +63,7 @@ class EmotionLinesProtocol(Protocol):
     title = "Emotion labeling of whole dialogues (EmotionLines)"
     template_name = "annotation/protocols/emotionlines.html"
     default_redundancy = 5
+    default_items_per_assignment = 1  # one HIT = one dialogue (§4)
 
     def default_parameters(self) -> dict[str, Any]:
         return {
@@ -141,6 +143,23 @@ class EmotionLinesProtocol(Protocol):
                     raise InvalidParameters(f"'{key}' must be text of at most 200 characters.")
                 item[key] = value
         return item
+
+    def items_from_dialogues(
+        self, parameters: Mapping[str, Any], dialogues: Sequence[DialogueRecord]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """One item per dialogue: its utterances with speakers, its key and source."""
+        items = []
+        for record in dialogues:
+            payload = {
+                "utterances": [{"speaker": u.speaker, "text": u.text} for u in record.utterances],
+                "dialogue": record.key,
+                "source": record.source,
+            }
+            try:
+                items.append((record.key, self.clean_item(payload)))
+            except InvalidParameters as exc:
+                raise InvalidParameters(f"Dialogue {record.key!r}: {exc.message}") from None
+        return items
 
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
         # The questions are the item's utterances (u0, u1, …); the page draws them itself.
@@ -347,7 +366,10 @@ def _timing_check(timing: Any, n: int, min_ms: float, spent_ms: int) -> None:
         or not all(
             isinstance(t, list)
             and len(t) == 2
-            and all(isinstance(x, int | float) and not isinstance(x, bool) for x in t)
+            and all(
+                isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+                for x in t
+            )
             for t in timing
         )
     ):

@@ -1,4 +1,5 @@
-"""``python manage.py add_items <campaign> --contexts FILE …``: items from contexts and models."""
+"""``python manage.py add_items <campaign> --contexts FILE …``: items from contexts and models,
+or ``--dataset NAME``: one item per dialogue of an imported data set (emotion labeling)."""
 
 import json
 from pathlib import Path
@@ -8,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.corpora import CorpusError, read_contexts, read_responses
 from annotation.exceptions import AnnotationError
-from annotation.items import campaign_items_from_responses
+from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign
 from annotation.quality import gold_items_add
 
@@ -16,7 +17,8 @@ from annotation.quality import gold_items_add
 class Command(BaseCommand):
     help = (
         "Add items to a campaign: a static context set (JSONL, CSV or TXT of 1-3 turn contexts) "
-        "answered by registered models and/or a file of responses; and hidden gold checks."
+        "answered by registered models and/or a file of responses; the dialogues of an "
+        "imported data set (EmotionLines, EmoContext); and hidden gold checks."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -42,6 +44,18 @@ class Command(BaseCommand):
             "--max-turns", type=int, default=3, help="Most turns a context may have (default 3)."
         )
         parser.add_argument(
+            "--dataset",
+            help="Name of an imported data set (`import_dataset --name`): one item per dialogue "
+            "(EmotionLines: the whole dialogue; EmoContext: its 3 turns).",
+        )
+        parser.add_argument(
+            "--split",
+            default="",
+            choices=["", "train", "valid", "test"],
+            help="With --dataset: only this split.",
+        )
+        parser.add_argument("--limit", type=int, help="With --dataset: only the first N dialogues.")
+        parser.add_argument(
             "--gold",
             type=Path,
             help='JSONL of hidden gold checks: {"key": ..., "payload": {...}, "gold": '
@@ -52,13 +66,25 @@ class Command(BaseCommand):
         campaign = Campaign.objects.filter(slug=options["campaign"]).first()
         if campaign is None:
             raise CommandError(f"No campaign {options['campaign']!r}.")
-        if not options["contexts"] and not options["gold"]:
-            raise CommandError("Give --contexts (with --models and/or --responses) or --gold.")
+        if not (options["contexts"] or options["dataset"] or options["gold"]):
+            raise CommandError(
+                "Give --contexts (with --models and/or --responses), --dataset or --gold."
+            )
         if options["max_turns"] < 1:
             raise CommandError("--max-turns must be at least 1.")
         try:
             if options["contexts"]:
                 self._contexts(campaign, options)
+            if options["dataset"]:
+                added = campaign_items_from_dataset(
+                    campaign=campaign,
+                    dataset=options["dataset"],
+                    split=options["split"],
+                    limit=options["limit"],
+                )
+                self.stdout.write(
+                    f"Added {added} item(s) to {campaign.slug} from {options['dataset']}."
+                )
             if options["gold"]:
                 added = gold_items_add(campaign=campaign, items=_gold_lines(options["gold"]))
                 self.stdout.write(f"Added {added} gold item(s) to {campaign.slug}.")

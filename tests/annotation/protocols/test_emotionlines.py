@@ -13,7 +13,7 @@ from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.models import Judgment
 from annotation.protocols import registry
 from annotation.protocols.emotionlines import gold_labels, label_distribution, utterance_votes
-from annotation.services import assignment_start, judgment_submit
+from annotation.services import assignment_start, campaign_create, judgment_submit
 from tests.factories import CampaignFactory, ItemFactory, WorkerFactory
 
 EL = registry.get("emotionlines")
@@ -216,12 +216,36 @@ def test_times_later_than_the_server_measured_are_refused(leased):
         )
 
 
+@pytest.mark.parametrize(
+    "timing",
+    [
+        "[[NaN, NaN], [NaN, NaN], [NaN, NaN], [NaN, NaN]]",
+        "[[0, Infinity], [0, 1], [0, 1], [0, 1]]",
+        [[0, 3000], [3000, 6500], [6500, 9700]],
+        [[0, "3000"], [3000, 6500], [6500, 9700], [9700, 13000]],
+    ],
+)
+def test_answer_times_that_are_not_finite_numbers_per_line_are_refused(leased, timing):
+    assignment, item, leased_at = leased
+    with pytest.raises(InvalidAnswer, match="answer times"):
+        judgment_submit(
+            assignment=assignment,
+            item_id=item.pk,
+            answers={**ALL, "timing": timing},
+            now=leased_at + timedelta(seconds=20),
+        )
+    assert not Judgment.objects.exists()
+
+
 def test_a_line_left_unlabeled_is_refused_naming_it(leased):
     assignment, item, leased_at = leased
     answers = {k: v for k, v in ALL.items() if k != "u2"}
     with pytest.raises(InvalidAnswer) as refused:
         judgment_submit(
-            assignment=assignment, item_id=item.pk, answers=answers, now=leased_at + timedelta(60)
+            assignment=assignment,
+            item_id=item.pk,
+            answers=answers,
+            now=leased_at + timedelta(seconds=60),
         )
     assert list(refused.value.fields) == ["u2"]
 
@@ -265,3 +289,12 @@ def test_launch_pays_by_the_protocols_dialogue_length_buckets():
     # Published at the lowest bucket's rate for 2 dialogues; the rest reserved as top-ups.
     assert preview.plan.hits[0].reward == Decimal("0.20")
     assert preview.topup_reserve == Decimal("0.25")  # (0.10 + 0.15) x 5 - 0.20 x 5
+
+
+def test_a_new_campaign_gives_one_dialogue_per_hit_unless_told_otherwise(db):
+    one = campaign_create(slug="el-one", name="EL", protocol="emotionlines")
+    assert (one.items_per_assignment, one.redundancy) == (1, 5)
+    three = campaign_create(
+        slug="el-three", name="EL", protocol="emotionlines", items_per_assignment=3
+    )
+    assert three.items_per_assignment == 3

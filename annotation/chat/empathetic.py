@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.chat.frames import NotYours, OutOfTurn
@@ -328,10 +329,12 @@ def partner_check(*, seat_id: int, now: datetime | None = None) -> list[int]:
 
 def chats_sweep(*, now: datetime | None = None) -> int:
     """End pairs whose workers both went away (no consumer is left to notice); return how
-    many. Run by the housekeeping task."""
+    many. Run by the housekeeping task. The one seen last stayed longer: they are the one
+    whose partner left (and are paid by policy), the other left."""
     now = now or timezone.now()
     ended = 0
-    for seat in ChatSeat.objects.filter(stage=ChatSeat.Stage.CHATTING, pair__isnull=False):
+    seats = ChatSeat.objects.filter(stage=ChatSeat.Stage.CHATTING, pair__isnull=False)
+    for seat in seats.order_by(F("last_seen_at").desc(nulls_last=True), "pk"):
         if partner_check(seat_id=seat.pk, now=now):
             ended += 1
     return ended

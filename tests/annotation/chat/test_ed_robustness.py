@@ -301,3 +301,30 @@ def test_pasted_text_flags_the_situation_and_the_dialogue_for_review_and_is_kept
     assert dialogue.flagged and dialogue.flags == ["paste"] and dialogue.status == "active"
     utterance = Utterance.objects.get()
     assert utterance.signals == {"typing_ms": 100, "keystrokes": 0, "pastes": 1, "pasted_chars": 20}
+
+
+@pytest.mark.parametrize("last_seen", ["ana", "leo"])
+def test_when_both_workers_went_away_the_one_who_stayed_longer_is_the_one_paid(last_seen):
+    from annotation.chat.empathetic import chats_sweep
+
+    campaign = ed_campaign(heartbeat_s=1)
+    paths = [ws_path(campaign, "ana"), ws_path(campaign, "leo")]
+
+    async def scenario():
+        speaker, listener, _, _ = await _paired(*paths)
+        await speaker.close()
+        await listener.close()
+
+    async_to_sync(scenario)()
+    now = timezone.now()
+    for seat in ChatSeat.objects.all():
+        stayed = seat.worker.external_id == last_seen
+        ChatSeat.objects.filter(pk=seat.pk).update(
+            channel_name="", last_seen_at=now - timedelta(seconds=20 if stayed else 40)
+        )
+    assert chats_sweep(now=now) == 1
+    stages = dict(ChatSeat.objects.values_list("worker__external_id", "stage"))
+    other = "leo" if last_seen == "ana" else "ana"
+    assert stages == {last_seen: "partner_left", other: "left"}
+    paid = campaign.assignments.get(worker__external_id=last_seen)
+    assert paid.status == "submitted"

@@ -35,6 +35,7 @@ from annotation.models import (
     Situation,
     Utterance,
     Worker,
+    WorkerBlock,
 )
 from annotation.payments.ledger import audit_add
 from annotation.payments.review import assignment_approve, assignment_reject, bonus_pay
@@ -346,17 +347,19 @@ def worker_act(
     if action == "soft_block":
         worker_soft_block(campaign=campaign, worker=worker, reason=reason or f"by {actor}")
         audit_add(
-            action=AuditLog.Action.BLOCK,
+            action=AuditLog.Action.SOFT_BLOCK,
             actor=actor,
             campaign=campaign,
             worker=worker,
-            detail=f"soft-blocked in this campaign: {reason or 'no reason given'}",
+            detail=reason or "no reason given",
         )
         return f"{pseudonym} gets no more items here; their judgments leave the report."
     if action == "block":
         if not reason:
             raise InvalidParameters("A block needs a reason.")
-        worker_block(worker=worker, reason=reason, actor=actor)
+        if WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists():
+            return f"{pseudonym} was already blocked; nothing changed."
+        worker_block(worker=worker, reason=reason, actor=actor, campaign=campaign)
         return f"{pseudonym} is blocked on {worker.provider} and here."
     try:
         value = Decimal(amount)

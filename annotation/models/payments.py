@@ -147,6 +147,7 @@ class AuditLog(models.Model):
         REJECT = "reject", "Reject"
         BONUS = "bonus", "Bonus"
         BLOCK = "block", "Block"
+        SOFT_BLOCK = "soft_block", "Soft block (one campaign)"
         UNBLOCK = "unblock", "Unblock"
         NOTIFY = "notify", "Notify"
         SYNC = "sync", "Sync"

@@ -99,11 +99,14 @@ def _provider_configs(provider: str) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def worker_block(*, worker: Worker, reason: str, actor: str) -> WorkerBlock:
+def worker_block(
+    *, worker: Worker, reason: str, actor: str, campaign: Campaign | None = None
+) -> WorkerBlock:
     """Block a worker from all our studies, on the provider's side too (idempotent).
 
     MTurk: CreateWorkerBlock on each endpoint we published on; Prolific: the blocklist group
-    of each study. The provider is told first; if it refuses, nothing is recorded.
+    of each study. The provider is told first; if it refuses, nothing is recorded. The audit
+    line names ``campaign`` when the block was decided from one (the dashboard).
     """
     reason = reason.strip()
     if not reason:
@@ -123,6 +126,7 @@ def worker_block(*, worker: Worker, reason: str, actor: str) -> WorkerBlock:
     audit_add(
         action=AuditLog.Action.BLOCK,
         actor=actor,
+        campaign=campaign,
         provider=worker.provider,
         worker=worker,
         detail=reason,

@@ -172,7 +172,8 @@ def test_soft_block_and_bonus_are_recorded(ada, filled) -> None:
     worker = _submitted_worker(filled)
     _act(ada, filled, worker=worker.pseudonym, action="soft_block", reason="off-topic answers")
     assert Participation.objects.get(campaign=filled, worker=worker).soft_blocked
-    assert AuditLog.objects.filter(worker=worker, detail__contains="soft-blocked").exists()
+    soft = AuditLog.objects.get(worker=worker, action=AuditLog.Action.SOFT_BLOCK)
+    assert (soft.campaign, soft.actor, soft.detail) == (filled, "ada", "off-topic answers")
     page = _act(
         ada, filled, worker=worker.pseudonym, action="bonus", amount="0.40", reason="thanks"
     )
@@ -400,3 +401,13 @@ def test_the_list_query_count_does_not_grow_with_the_number_of_campaigns(ada, re
         )
         CampaignFactory(owner=researcher, status="live")
     assert list_queries() == before
+
+
+def test_a_block_is_audited_with_its_campaign_once(ada, filled) -> None:
+    worker = _submitted_worker(filled)  # a local worker: no provider to tell
+    page = _act(ada, filled, worker=worker.pseudonym, action="block", reason="copy-paste")
+    assert "is blocked" in page
+    again = _act(ada, filled, worker=worker.pseudonym, action="block", reason="again")
+    assert "already blocked" in again
+    block = AuditLog.objects.get(worker=worker, action=AuditLog.Action.BLOCK)
+    assert (block.campaign, block.actor, block.detail) == (filled, "ada", "copy-paste")

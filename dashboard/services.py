@@ -10,7 +10,7 @@ import json
 import logging
 import shutil
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -179,6 +179,27 @@ def job_run(job_id: int) -> bool:
     if job.kind == Job.Kind.REPORT:
         _reports_prune(job)
     return True
+
+
+# A job still running this long after it started was killed (hard time limit 360 s, a dead
+# worker whose task is not coming back): jobs_expire marks it failed so the page stops waiting.
+JOB_STALE_AFTER = timedelta(minutes=15)
+
+
+def jobs_expire(*, now: datetime | None = None) -> int:
+    """Mark jobs queued or running for longer than ``JOB_STALE_AFTER`` failed; return how many.
+
+    A redelivered task that runs later anyway reruns the job (``job_run`` is idempotent)."""
+    now = now or timezone.now()
+    return Job.objects.filter(
+        status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
+        created_at__lt=now - JOB_STALE_AFTER,
+    ).update(
+        status=Job.Status.FAILED,
+        error="The job did not finish: its worker stopped or it ran past its time limit.",
+        message="Failed",
+        finished_at=now,
+    )
 
 
 def _reports_prune(newest: Job) -> None:

@@ -37,6 +37,8 @@ app.conf.update(
         },
         # Bring assignments in line with MTurk/Prolific (submitted elsewhere, returned...).
         "providers-sync": {"task": "annotation.tasks.providers_sync", "schedule": 600.0},
+        # Dashboard jobs killed mid-run (time limit, dead worker) show as failed.
+        "dashboard-jobs-expire": {"task": "dashboard.tasks.jobs_expire", "schedule": 300.0},
     },
 )
 app.autodiscover_tasks()

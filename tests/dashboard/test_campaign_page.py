@@ -411,3 +411,23 @@ def test_a_block_is_audited_with_its_campaign_once(ada, filled) -> None:
     assert "already blocked" in again
     block = AuditLog.objects.get(worker=worker, action=AuditLog.Action.BLOCK)
     assert (block.campaign, block.actor, block.detail) == (filled, "ada", "copy-paste")
+
+
+def test_a_job_killed_mid_run_is_marked_failed_after_a_while_and_can_still_finish(
+    filled,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    stuck = Job.objects.create(campaign=filled, kind=Job.Kind.REPORT, status=Job.Status.RUNNING)
+    fresh = Job.objects.create(campaign=filled, kind=Job.Kind.REPORT, status=Job.Status.QUEUED)
+    Job.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(minutes=16))
+    assert services.jobs_expire() == 1
+    stuck.refresh_from_db()
+    fresh.refresh_from_db()
+    assert stuck.status == Job.Status.FAILED and "did not finish" in stuck.error
+    assert fresh.status == Job.Status.QUEUED
+    assert services.job_run(stuck.pk)  # a late redelivery still does the work
+    stuck.refresh_from_db()
+    assert stuck.status == Job.Status.DONE

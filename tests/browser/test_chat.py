@@ -41,11 +41,14 @@ def _write_situation(page, text: str) -> None:
     page.get_by_role("button", name="Continue").click()
 
 
-def _say(page, text: str) -> None:
+def _say(page, text: str, *, typed: bool = False) -> None:
     box = page.locator("#message-text")
     box.wait_for(state="visible")
     page.wait_for_function("!document.getElementById('message-text').disabled", timeout=TIMEOUT)
-    box.fill(text)
+    if typed:  # key by key, as a person types: the page counts the keystrokes
+        box.press_sequentially(text)
+    else:
+        box.fill(text)
     page.get_by_role("button", name="Send").click()
 
 
@@ -88,7 +91,7 @@ def test_two_workers_pair_write_situations_and_hold_both_chats_with_roles_swappe
         assert SITUATIONS[speaker_name] not in listener.content()
         for n in range(4):
             who = speaker if n % 2 == 0 else listener
-            _say(who, f"Conversation {conversation}, message {n + 1}.")
+            _say(who, f"Conversation {conversation}, message {n + 1}.", typed=n == 0)
             for page in pages.values():
                 _turns(page, n + 1)
             if conversation == 1 and n == 1:
@@ -117,7 +120,10 @@ def test_two_workers_pair_write_situations_and_hold_both_chats_with_roles_swappe
         speaker_worker = rows[0].worker
         assert all((u.worker == speaker_worker) == (u.speaker == "speaker") for u in rows)
         assert d.situation.worker == speaker_worker and d.emotion == d.situation.emotion
-        assert all(u.signals["keystrokes"] == 0 and u.signals["pastes"] == 0 for u in rows)
+        # The first message was typed key by key, the others filled in at once.
+        assert rows[0].signals["keystrokes"] == len(rows[0].text)
+        assert rows[0].signals["typing_ms"] > 0
+        assert all(u.signals["keystrokes"] == 0 and u.signals["pastes"] == 0 for u in rows[1:])
         speakers.append(speaker_worker.external_id)
     assert sorted(speakers) == ["alice", "bob"]  # the roles swapped
     assert set(ChatSeat.objects.values_list("stage", flat=True)) == {"done"}

@@ -87,8 +87,10 @@ def campaign_items_from_dataset(
     """Add one item per dialogue of an imported data set (EmotionLines: a whole dialogue;
     EmoContext: a 3-turn dialogue); return how many were added.
 
-    ``split`` keeps one split (train / valid / test); ``limit`` the first dialogues. Import
-    with ``--deidentify`` first to label a private source without its names. All or nothing.
+    ``split`` keeps one split (train / valid / test); ``limit`` the first dialogues. Item
+    keys are ``<data set>/<dialogue key>``, so several data sets (Friends and EmotionPush, each
+    imported with its ``--source``) can feed one campaign. Import with ``--deidentify`` first
+    to label a private source without its names. All or nothing.
     """
     found = Dataset.objects.filter(name=dataset).first()
     if found is None:
@@ -101,4 +103,4 @@ def campaign_items_from_dataset(
     protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)
     items = protocol.items_from_dialogues(parameters, records[:limit])
-    return items_add(campaign=campaign, items=items)
+    return items_add(campaign=campaign, items=[(f"{dataset}/{k}", p) for k, p in items])

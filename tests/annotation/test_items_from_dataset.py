@@ -53,13 +53,18 @@ def test_a_deidentified_chat_log_becomes_one_emotionlines_item_per_dialogue(tmp_
     call_command("add_items", "el-chats", "--dataset", "chats_test", stdout=out)
     assert "Added 2 item(s)" in out.getvalue()
     payloads = dict(campaign.items.values_list("key", "payload"))
-    first = payloads["test/1"]
+    first = payloads["chats_test/test/1"]
     assert first["source"] == "EmotionPush" and first["dialogue"] == "test/1"
     texts = [u["text"] for u in first["utterances"]]
     assert texts == ["Mail me at email_1, person_1", "Sure, see you in location_1!"]
     # A second run adds nothing (same keys, same payloads).
     call_command("add_items", "el-chats", "--dataset", "chats_test", stdout=io.StringIO())
     assert campaign.items.count() == 2
+    # Another source's data set, with the same dialogue keys, joins the same campaign.
+    _import(tmp_path, "emotionlines", "friends_test.json", json.dumps(CHATS), "--source", "Friends")
+    call_command("add_items", "el-chats", "--dataset", "friends_test", stdout=io.StringIO())
+    sources = campaign.items.values_list("payload__source", flat=True)
+    assert sorted(sources) == ["EmotionPush"] * 2 + ["Friends"] * 2
 
 
 def test_emocontext_items_are_the_three_turns_and_other_shapes_are_refused(tmp_path):

@@ -4,7 +4,8 @@ Emails, URLs, phone numbers and @handles are found by pattern; person and locati
 from a supplied list (a names file) and, optionally, from the dialogue's own speaker names.
 Each is replaced by its type and an index, ``person_1``, ``location_2``, ``email_1``, the same
 original getting the same replacement throughout one dialogue (and a new numbering in the
-next). The replacements are returned so a reviewer can check them. Pure Python, no ORM.
+next); a dialogue's situation (ED's prompt) shares its dialogue's numbering. The replacements
+are returned so a reviewer can check them. Pure Python, no ORM.
 
 No statistical name detector ships offline with the platform's dependencies, so names not on
 the list are not caught: build the list from the source's speaker and contact names.
@@ -18,19 +19,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ENTITY_TYPES = ("person", "location", "organization")
+SITUATION = "situation"  # Replacement.utterance of a span in the dialogue's situation
+
+# Not phone numbers: dates (1990-05-12, 12/05/1990, 12.05.1990) and year ranges (1990-2000).
+_NOT_PHONE = (
+    r"(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}|(?:19|20)\d\d-(?:19|20)\d\d)"
+    r"(?!\d)"
+)
+# A group of digits: 2-5, or 1-5 in brackets (an area code, "(0)"), never the start of a date.
+_PHONE_GROUP = rf"(?!{_NOT_PHONE})(?:\(\d{{1,5}}\)|\d{{2,5}})"
+# An optional +country code, then groups with at most one space, dot or dash between them (so
+# "3 - 2 - 1 - 0" is not a number); at least _PHONE_DIGITS digits in all.
+_PHONE = rf"(?<![\w+./-])(?:\+\d{{1,3}}|{_PHONE_GROUP})(?:[ .-]?{_PHONE_GROUP}){{1,6}}(?!\w)"
+_PHONE_DIGITS = 7
 
 # Order matters: an email contains an @handle and a URL may contain digits like a phone number.
+# Every repetition is bounded (RFC 5321's 64-character local part and 63-character labels), so
+# each start position scans a bounded stretch: a long run like "1-1-1-…" costs linear time,
+# not quadratic.
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
+    ("email", re.compile(r"\b[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}\b")),
     (
         "url",
         re.compile(
             r"\b(?:https?://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)]"
-            r"|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|tw|uk|de)(?:/[^\s]*)?\b",
+            r"|\b[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){0,8}\.(?:com|org|net|edu|gov|io|tw|uk|de)"
+            r"(?:/[^\s]*)?\b",
             re.IGNORECASE,
         ),
     ),
-    ("phone", re.compile(r"(?<![\w+])\+?\d[\d\s().-]{6,}\d(?!\w)")),
+    ("phone", re.compile(_PHONE)),
     ("handle", re.compile(r"(?<![\w@])@[A-Za-z_][\w.]{1,30}\w")),
 )
 
@@ -39,7 +57,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 class Replacement:
     """One replaced span: where, what it was, its type and what replaced it."""
 
-    utterance: int  # -1: a speaker name
+    utterance: int | str  # the utterance's index; -1: a speaker name; SITUATION: the situation
     kind: str
     original: str
     replacement: str
@@ -51,6 +69,16 @@ class Replacement:
             "original": self.original,
             "replacement": self.replacement,
         }
+
+
+@dataclass(frozen=True)
+class Deidentified:
+    """One dialogue de-identified: its texts, speakers and situation, and what was replaced."""
+
+    texts: list[str]
+    speakers: list[str]
+    situation: str
+    replacements: list[Replacement]
 
 
 def names_read(path: Path) -> dict[str, str]:
@@ -86,6 +114,17 @@ class Deidentifier:
         self, texts: Sequence[str], speakers: Sequence[str] = ()
     ) -> tuple[list[str], list[str], list[Replacement]]:
         """Return the dialogue's texts and speakers de-identified, and what was replaced."""
+        done = self.conversation(texts, speakers)
+        return done.texts, done.speakers, done.replacements
+
+    def conversation(
+        self, texts: Sequence[str], speakers: Sequence[str] = (), *, situation: str = ""
+    ) -> Deidentified:
+        """De-identify a dialogue with its situation, numbering both as one.
+
+        Speaker names are numbered first, then the situation (written before the dialogue),
+        then the utterances in order.
+        """
         table: dict[tuple[str, str], str] = {}
         counts: dict[str, int] = {}
         replacements: list[Replacement] = []
@@ -100,8 +139,32 @@ class Deidentifier:
         names = dict(self.names)
         if self.speakers_are_persons:
             names.update({s: "person" for s in speakers if s.strip()} | dict(self.names))
+        patterns = list(_PATTERNS)
         name_pattern = _names_pattern(names)
+        if name_pattern is not None:
+            patterns.append(("name", name_pattern))
         lower_names = {k.lower(): v for k, v in names.items()}
+
+        def replace(where: int | str, text: str) -> str:
+            found: list[tuple[int, int, str, str]] = []
+            taken = [False] * len(text)
+            for kind, pattern in patterns:
+                for m in pattern.finditer(text):
+                    if any(taken[m.start() : m.end()]) or not _accept(kind, m.group(0)):
+                        continue
+                    original = m.group(0)
+                    real_kind = lower_names[original.lower()] if kind == "name" else kind
+                    found.append((m.start(), m.end(), real_kind, original))
+                    taken[m.start() : m.end()] = [True] * (m.end() - m.start())
+            found.sort()
+            out, last = [], 0
+            for start, end, kind, original in found:
+                new = token(kind, original)
+                replacements.append(Replacement(where, kind, original, new))
+                out += [text[last:start], new]
+                last = end
+            out.append(text[last:])
+            return "".join(out)
 
         new_speakers = []
         for s in speakers:
@@ -112,32 +175,14 @@ class Deidentifier:
                 new_speakers.append(new)
             else:
                 new_speakers.append(s)
+        new_situation = replace(SITUATION, situation) if situation else situation
+        new_texts = [replace(i, text) for i, text in enumerate(texts)]
+        return Deidentified(new_texts, new_speakers, new_situation, replacements)
 
-        new_texts = []
-        for i, text in enumerate(texts):
-            found: list[tuple[int, int, str, str]] = []
-            taken = [False] * len(text)
-            patterns = list(_PATTERNS)
-            if name_pattern is not None:
-                patterns.append(("name", name_pattern))
-            for kind, pattern in patterns:
-                for m in pattern.finditer(text):
-                    if any(taken[m.start() : m.end()]):
-                        continue
-                    original = m.group(0)
-                    real_kind = lower_names[original.lower()] if kind == "name" else kind
-                    found.append((m.start(), m.end(), real_kind, original))
-                    taken[m.start() : m.end()] = [True] * (m.end() - m.start())
-            found.sort()
-            out, last = [], 0
-            for start, end, kind, original in found:
-                new = token(kind, original)
-                replacements.append(Replacement(i, kind, original, new))
-                out += [text[last:start], new]
-                last = end
-            out.append(text[last:])
-            new_texts.append("".join(out))
-        return new_texts, new_speakers, replacements
+
+def _accept(kind: str, span: str) -> bool:
+    """Return whether a pattern's match is one (a phone number needs enough digits)."""
+    return kind != "phone" or sum(c.isdigit() for c in span) >= _PHONE_DIGITS
 
 
 def _names_pattern(names: Iterable[str]) -> re.Pattern[str] | None:

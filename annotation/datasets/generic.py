@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from annotation.datasets.records import (
     UtteranceRecord,
     text_clean,
 )
-from annotation.datasets.sources import file_text
+from annotation.datasets.sources import file_text, json_error, json_loads, text_lines
 
 DIALOGUE_FIELDS = ("source", "split", "emotion", "situation", "situation_author")
 ROW_COLUMNS = (
@@ -51,7 +52,7 @@ ROW_COLUMNS = (
 def _text(value: Any, where: str, name: str) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    if not isinstance(value, str | int):
+    if isinstance(value, bool) or not isinstance(value, str | int):
         raise DatasetError(f"{where}: {name!r} must be text")
     return str(value)
 
@@ -61,9 +62,9 @@ def _json_object(value: Any, where: str, name: str) -> dict[str, Any]:
         return {}
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: {name!r} is not valid JSON ({exc.msg})") from None
+            value = json_loads(value)
+        except ValueError as exc:
+            raise DatasetError(f"{where}: {name!r} is not valid JSON ({json_error(exc)})") from None
     if not isinstance(value, dict):
         raise DatasetError(f"{where}: {name!r} must be a JSON object")
     return value
@@ -103,14 +104,14 @@ def _unique(records: list[DialogueRecord], name: str) -> list[DialogueRecord]:
 def read_jsonl(path: Path) -> list[DialogueRecord]:
     """Read one dialogue per line."""
     records = []
-    for n, raw in enumerate(file_text(path).splitlines(), start=1):
+    for n, raw in enumerate(text_lines(file_text(path)), start=1):
         if not raw.strip():
             continue
         where = f"{path.name}, line {n}"
         try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: not valid JSON ({exc.msg})") from None
+            obj = json_loads(raw)
+        except ValueError as exc:
+            raise DatasetError(f"{where}: not valid JSON ({json_error(exc)})") from None
         if not isinstance(obj, dict):
             raise DatasetError(f"{where}: each line must be a JSON object")
         key = _text(obj.get("dialogue", obj.get("id")), where, "dialogue").strip()
@@ -275,13 +276,26 @@ def write_parquet(records: Iterable[DialogueRecord], path: Path) -> int:
 # --- ParlAI's dialog text format -------------------------------------------------------------
 
 
+# ParlAI's msg_to_str escapes tab as \t, newline as \n and the label separator | as __PIPE__,
+# which alone is not reversible. We also escape the backslash (\\), carriage return (\r) and
+# the first "_" of any "__PIPE" that would otherwise read back as a pipe (\_): in the text,
+# "__PIPE__", or "__PIPE_" / "__PIPE" just before a "|" whose own "__PIPE__" completes it.
+_PARLAI_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "|": "__PIPE__", "_": "\\_"}
+_PARLAI_UNESCAPES = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r", "_": "_"}
+_PARLAI_TO_ESCAPE = re.compile(r"[\\\t\n\r|]|_(?=_PIPE(?:__|_\||\|))")
+_PARLAI_ESCAPED = re.compile(r"\\([\\tnr_])|__PIPE__")
+
+
 def _parlai_escape(value: str) -> str:
-    # ParlAI's msg_to_str: tabs, newlines and the label separator are escaped.
-    return value.replace("\t", "\\t").replace("\n", "\\n").replace("|", "__PIPE__")
+    return _PARLAI_TO_ESCAPE.sub(lambda m: _PARLAI_ESCAPES[m.group(0)], value)
 
 
 def _parlai_unescape(value: str) -> str:
-    return value.replace("\\t", "\t").replace("\\n", "\n").replace("__PIPE__", "|")
+    # The exact inverse of _parlai_escape, read left to right; a backslash before any other
+    # character stays as it is, as in files ParlAI wrote (it leaves backslashes alone).
+    return _PARLAI_ESCAPED.sub(
+        lambda m: _PARLAI_UNESCAPES[m.group(1)] if m.group(1) else "|", value
+    )
 
 
 def _turn_fields(prefix: str, u: UtteranceRecord) -> list[tuple[str, str]]:
@@ -334,7 +348,7 @@ def read_parlai(path: Path) -> list[DialogueRecord]:
     """Read ParlAI episodes; a file without our extra fields gets keys ``episode-<n>``."""
     records: list[DialogueRecord] = []
     current: DialogueRecord | None = None
-    for n, raw in enumerate(file_text(path).splitlines(), start=1):
+    for n, raw in enumerate(text_lines(file_text(path)), start=1):
         if not raw.strip():
             continue
         where = f"{path.name}, line {n}"

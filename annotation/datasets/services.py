@@ -1,27 +1,30 @@
 """Import data set files into the dialogue tables, and export dialogues to files.
 
 An import reads and checks every file first, then stores everything in one transaction: a
-malformed file changes nothing. Exports name workers only by pseudonym.
+malformed file changes nothing, even one whose fault only the database finds. Exports name
+workers only by pseudonym.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from django.db import transaction
+from django.db import DataError, IntegrityError, models, transaction
 
-from annotation.datasets import READERS, SUFFIXES, WRITERS
+from annotation.datasets import READERS, SUFFIXES, WRITERS, Reader
 from annotation.datasets.records import DatasetError, DialogueRecord
 from annotation.deidentify import Deidentifier
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Dataset, Dialogue, Situation, Utterance
 
-_NAME = re.compile(r"^[-a-zA-Z0-9_]{1,64}$")
+_NAME = re.compile(r"[-a-zA-Z0-9_]+")
 SPLITS = ("train", "valid", "test")
 
 
@@ -47,7 +50,7 @@ def records_read(fmt: str, paths: Sequence[Path]) -> list[DialogueRecord]:
     for path in paths:
         if not Path(path).is_file():
             raise DatasetError(f"{path}: no such file")
-        for record in reader(Path(path)):
+        for record in _read(reader, Path(path)):
             if record.key in seen:
                 raise DatasetError(
                     f"{record.where}: the dialogue {record.key!r} is also in {seen[record.key]}"
@@ -57,19 +60,44 @@ def records_read(fmt: str, paths: Sequence[Path]) -> list[DialogueRecord]:
     return records
 
 
+def _read(reader: Reader, path: Path) -> list[DialogueRecord]:
+    """Run a reader; an exception a reader did not foresee still names the file, not a trace."""
+    try:
+        return reader(path)
+    except DatasetError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        raise DatasetError(
+            f"{path.name}: cannot be read ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
+
+
 def records_deidentify(records: Sequence[DialogueRecord], deidentifier: Deidentifier) -> int:
-    """De-identify records in place; keep what was replaced in ``metadata``; return how many."""
+    """De-identify records in place; keep what was replaced in ``metadata``; return how many.
+
+    The situation is de-identified with its dialogue: one original, one replacement in both.
+    """
     total = 0
     for record in records:
-        texts, speakers, replaced = deidentifier.dialogue(
-            [u.text for u in record.utterances], [u.speaker for u in record.utterances]
+        done = deidentifier.conversation(
+            [u.text for u in record.utterances],
+            [u.speaker for u in record.utterances],
+            situation=record.situation,
         )
-        for u, text, speaker in zip(record.utterances, texts, speakers, strict=True):
+        for u, text, speaker in zip(record.utterances, done.texts, done.speakers, strict=True):
             u.text, u.speaker = text, speaker
-        if replaced:
-            record.metadata["deidentification"] = [r.as_dict() for r in replaced]
-        total += len(replaced)
+        record.situation = done.situation
+        if done.replacements:
+            record.metadata["deidentification"] = [r.as_dict() for r in done.replacements]
+        total += len(done.replacements)
     return total
+
+
+def _max_length(model: type[models.Model], name: str) -> int:
+    """Return a text column's length limit, read from the model so the two cannot drift."""
+    column = model._meta.get_field(name)
+    assert isinstance(column, models.CharField) and column.max_length is not None
+    return column.max_length
 
 
 @transaction.atomic
@@ -85,17 +113,61 @@ def dataset_import(
     """Read the files and store them as one new data set, all or nothing.
 
     ``source`` fills the sub-source of dialogues whose file does not name one (e.g. Friends).
-    With a ``deidentifier``, texts and speaker names are de-identified before anything is
-    stored, and each dialogue's replacements are kept in its ``metadata`` for review.
+    With a ``deidentifier``, texts, situations and speaker names are de-identified before
+    anything is stored, and each dialogue's replacements are kept in its ``metadata`` for
+    review. A name, source or value its column cannot hold is refused before anything is
+    stored; what only the database refuses rolls the whole import back (``DatasetError``).
     """
-    if not _NAME.match(name):
-        raise InvalidParameters("The data set name must be 1–64 letters, digits, '-' or '_'.")
+    _arguments_check(name=name, source=source, description=description)
     if Dataset.objects.filter(name=name).exists():
         raise Conflict(f"A data set named {name!r} exists already; choose another name.")
     records = records_read(fmt, paths)
     replaced = records_deidentify(records, deidentifier) if deidentifier else 0
     for record in records:
         _record_check(record)
+    try:
+        # Django's way to catch a database error inside atomic(): this savepoint is rolled
+        # back, and the DatasetError raised below rolls back the import's whole transaction.
+        with transaction.atomic():
+            dataset, dialogues, utterances = _records_store(
+                records, name=name, fmt=fmt, source=source, description=description
+            )
+    except (IntegrityError, DataError) as exc:
+        # What the checks above missed (two imports racing for a name, a column limit
+        # changed): the database refused it and nothing stays stored.
+        raise DatasetError(
+            f"The data could not be stored; the database refused it: {str(exc).strip()[:300]}"
+        ) from None
+    return ImportResult(dataset, dialogues, utterances, replaced)
+
+
+def _arguments_check(*, name: str, source: str, description: str) -> None:
+    """Refuse a name, source or description that its column cannot hold."""
+    name_max = _max_length(Dataset, "name")
+    if len(name) > name_max:
+        raise InvalidParameters(
+            f"The data set name is {len(name)} characters long; at most {name_max} fit."
+        )
+    if not _NAME.fullmatch(name):
+        raise InvalidParameters(
+            f"The data set name {name[:40]!r} must be 1–{name_max} letters, digits, '-' or '_'."
+        )
+    source_max = _max_length(Dialogue, "source")
+    if len(source) > source_max:
+        raise InvalidParameters(
+            f"The source {source[:20]!r}… is {len(source)} characters long; at most "
+            f"{source_max} fit."
+        )
+    for what, value in (("source", source), ("description", description)):
+        problem = _text_problem(value)
+        if problem:
+            raise InvalidParameters(f"The {what} {problem}.")
+
+
+def _records_store(
+    records: Sequence[DialogueRecord], *, name: str, fmt: str, source: str, description: str
+) -> tuple[Dataset, int, int]:
+    """Store checked records as a new data set; return it and the dialogues and utterances."""
     dataset = Dataset.objects.create(name=name, source_format=fmt, description=description)
     situations = Situation.objects.bulk_create(
         [
@@ -138,22 +210,77 @@ def dataset_import(
         ],
         batch_size=2000,
     )
-    return ImportResult(dataset, len(dialogues), len(utterances), replaced)
+    return dataset, len(dialogues), len(utterances)
+
+
+def _text_problem(value: str) -> str:
+    """Return why a database cannot hold ``value`` as text (PostgreSQL refuses NUL), or ''."""
+    if "\x00" in value:
+        return "holds a NUL character (\\u0000)"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds a lone surrogate (an unpaired \\ud800–\\udfff), which is not text"
+    return ""
+
+
+def _json_problem(value: Any) -> str:
+    """Return why a JSON column cannot hold ``value`` (PostgreSQL's jsonb), or ''."""
+    try:
+        # allow_nan=False: NaN and Infinity are not JSON; jsonb refuses them.
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return f"is not JSON ({exc})"
+    except RecursionError:
+        return "is nested too deeply"
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += list(item.keys()) + list(item.values())
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, str) and _text_problem(item):
+            return _text_problem(item)
+    return ""
 
 
 def _record_check(record: DialogueRecord) -> None:
     """Refuse values that do not fit the tables' columns, naming the record."""
-    limits = {"key": 200, "source": 64, "split": 16, "emotion": 32, "situation_author": 128}
+    limits = {
+        "key": _max_length(Dialogue, "key"),
+        "source": _max_length(Dialogue, "source"),
+        "split": _max_length(Dialogue, "split"),
+        "emotion": _max_length(Dialogue, "emotion"),
+        "situation_author": _max_length(Situation, "author"),
+    }
     for f, limit in limits.items():
         if len(getattr(record, f)) > limit:
             raise DatasetError(f"{record.where}: {f} is longer than {limit} characters")
     if not record.utterances:
         raise DatasetError(f"{record.where}: the dialogue has no utterances")
+    speaker_max, label_max = _max_length(Utterance, "speaker"), _max_length(Utterance, "label")
     for u in record.utterances:
-        if len(u.speaker) > 64 or len(u.label) > 32:
+        if len(u.speaker) > speaker_max or len(u.label) > label_max:
             raise DatasetError(
-                f"{record.where}: a speaker is longer than 64 or a label than 32 characters"
+                f"{record.where}: a speaker is longer than {speaker_max} or a label than "
+                f"{label_max} characters"
             )
+    texts = [(f, getattr(record, f)) for f in (*limits, "situation")]
+    for i, u in enumerate(record.utterances, start=1):
+        texts += [(f"utterance {i}'s {f}", getattr(u, f)) for f in ("speaker", "text", "label")]
+    for what, value in texts:
+        problem = _text_problem(value)
+        if problem:
+            raise DatasetError(f"{record.where}: the {what} {problem}")
+    values = [("metadata", record.metadata)]
+    values += [
+        (f"utterance {i}'s annotations", u.annotations) for i, u in enumerate(record.utterances, 1)
+    ]
+    for what, value in values:
+        problem = _json_problem(value)
+        if problem:
+            raise DatasetError(f"{record.where}: the {what} {problem}")
 
 
 # --- export ----------------------------------------------------------------------------------

@@ -54,6 +54,44 @@ def file_text(path: Path) -> str:
         return data.decode("cp1252", errors="replace")
 
 
+def text_lines(text: str) -> list[str]:
+    """Split a file's text into lines at ``\n`` (a ``\r`` before it is dropped) and nowhere else.
+
+    ``str.splitlines`` also splits at U+2028, U+0085, ``\x0b``, ``\x0c`` and others, which
+    may stand inside a field; line numbers count ``\n`` as editors and ``Lines`` do.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def json_loads(text: str) -> Any:
+    """Decode JSON, refusing NaN and Infinity; every failure is a ``ValueError``.
+
+    Besides ``JSONDecodeError``, ``json`` raises ``ValueError`` for an integer past Python's
+    digit limit and ``RecursionError`` for deep nesting.
+    """
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def json_error(exc: ValueError) -> str:
+    """Return what is wrong with JSON that ``json_loads`` refused, for a message."""
+    return exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+
+
+def is_digits(value: str) -> bool:
+    """Return whether ``value`` is ASCII digits only (``str.isdigit`` accepts ``²``, ``٣``)."""
+    return value.isascii() and value.isdigit()
+
+
 def _key(prefix: str, key: str) -> str:
     return f"{prefix}/{key}" if prefix else key
 
@@ -87,12 +125,16 @@ def read_ed(path: Path) -> list[DialogueRecord]:
 # --- EmotionLines ----------------------------------------------------------------------------
 
 
-def _json_array(text: str, pos: int, where: str, lines: Lines) -> Iterator[tuple[int, Any]]:
+def _json_array(
+    text: str, pos: int, where: str, lines: Lines, *, whole: bool = False
+) -> Iterator[tuple[int, Any]]:
     """Yield (offset, value) for each element of the JSON array starting at ``pos``.
 
     Elements are decoded one at a time so that an error can name the line of the element.
+    With ``whole``, the array must be all of ``text``: anything but white space after its
+    closing ``]`` is refused.
     """
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_constant=_no_constant)
     n = len(text)
 
     def skip(i: int) -> int:
@@ -105,20 +147,35 @@ def _json_array(text: str, pos: int, where: str, lines: Lines) -> Iterator[tuple
         raise DatasetError(f"{where}, line {lines.of(pos)}: expected a JSON list '['")
     pos = skip(pos + 1)
     if pos < n and text[pos] == "]":
+        _json_array_end(text, skip(pos + 1), where, lines, whole)
         return
     while True:
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{where}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # a huge integer, NaN, deep nesting
+            message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise DatasetError(
+                f"{where}, line {lines.of(pos)}: not valid JSON ({message})"
+            ) from None
         yield pos, value
         pos = skip(end)
         if pos < n and text[pos] == ",":
             pos = skip(pos + 1)
             continue
         if pos < n and text[pos] == "]":
+            _json_array_end(text, skip(pos + 1), where, lines, whole)
             return
         raise DatasetError(f"{where}, line {lines.of(pos)}: expected ',' or ']'")
+
+
+def _json_array_end(text: str, pos: int, where: str, lines: Lines, whole: bool) -> None:
+    if whole and pos < len(text):
+        raise DatasetError(
+            f"{where}, line {lines.of(pos)}: unexpected text after the closing ']' of the "
+            f"JSON list (trailing data: {text[pos : pos + 20]!r})"
+        )
 
 
 def read_emotionlines(path: Path, *, source: str = "") -> list[DialogueRecord]:
@@ -129,7 +186,7 @@ def read_emotionlines(path: Path, *, source: str = "") -> list[DialogueRecord]:
     labels = set(EMOTIONLINES_LABELS) | {"non-neutral"}
     records = []
     lines = Lines(text)
-    dialogues = _json_array(text, 0, path.name, lines)
+    dialogues = _json_array(text, 0, path.name, lines, whole=True)
     for n, (offset, dialogue) in enumerate(dialogues, start=1):
         where = f"{path.name}, line {lines.of(offset)} (dialogue {n})"
         if not isinstance(dialogue, list) or not dialogue:
@@ -160,8 +217,11 @@ def _emotionlines_utterance(u: Any, labels: set[str], where: str) -> UtteranceRe
     if missing:
         raise DatasetError(f"{where}: missing field(s) {', '.join(missing)}")
     speaker, utterance, emotion = u["speaker"], u["utterance"], u["emotion"]
-    if not isinstance(speaker, str) or not isinstance(utterance, str):
-        raise DatasetError(f"{where}: 'speaker' and 'utterance' must be text")
+    for name, value in (("speaker", speaker), ("utterance", utterance), ("emotion", emotion)):
+        if not isinstance(value, str):
+            raise DatasetError(
+                f"{where}: {name!r} must be text, got {_json_type(value)} {_short(value)}"
+            )
     if not utterance.strip():
         raise DatasetError(f"{where}: the utterance is empty")
     if emotion not in labels:
@@ -172,10 +232,10 @@ def _emotionlines_utterance(u: Any, labels: set[str], where: str) -> UtteranceRe
     annotations: dict[str, Any] = {}
     votes = u.get("annotation")
     if votes is not None:
-        if not (isinstance(votes, str) and len(votes) == 7 and votes.isdigit()):
+        if not (isinstance(votes, str) and len(votes) == 7 and is_digits(votes)):
             raise DatasetError(
                 f"{where}: 'annotation' must be 7 digits of vote counts "
-                f"(neutral … disgust), got {str(votes)[:20]!r}"
+                f"(neutral … disgust), got {_json_type(votes)} {_short(votes)}"
             )
         annotations["votes"] = dict(zip(EMOTIONLINES_LABELS, map(int, votes), strict=True))
     return UtteranceRecord(
@@ -184,6 +244,21 @@ def _emotionlines_utterance(u: Any, labels: set[str], where: str) -> UtteranceRe
         label=emotion,
         annotations=annotations,
     )
+
+
+def _json_type(value: Any) -> str:
+    names = {str: "text", bool: "true/false", int: "a number", float: "a number"}
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return names.get(type(value), type(value).__name__)
+
+
+def _short(value: Any) -> str:
+    return repr(json.dumps(value, ensure_ascii=False)[:30])
 
 
 # --- MELD -------------------------------------------------------------------------------------
@@ -211,7 +286,7 @@ def read_meld(path: Path, *, source: str = "Friends") -> list[DialogueRecord]:
                     f"{where}: the row does not have the header's {len(header)} fields"
                 )
             dialogue_id, utterance_id = row["Dialogue_ID"].strip(), row["Utterance_ID"].strip()
-            if not dialogue_id.isdigit() or not utterance_id.isdigit():
+            if not is_digits(dialogue_id) or not is_digits(utterance_id):
                 raise DatasetError(f"{where}: Dialogue_ID and Utterance_ID must be whole numbers")
             emotion = row["Emotion"].strip().lower()
             if emotion not in labels:
@@ -257,7 +332,7 @@ def read_meld(path: Path, *, source: str = "Friends") -> list[DialogueRecord]:
 def read_emocontext(path: Path) -> list[DialogueRecord]:
     """Read an EmoContext TSV; the label (when the file has one) is the last turn's."""
     text = file_text(path)
-    lines = text.splitlines()
+    lines = text_lines(text)
     if not lines:
         raise DatasetError(f"{path.name}: the file is empty")
     header = [h.strip() for h in lines[0].split("\t")]

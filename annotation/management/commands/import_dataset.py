@@ -28,13 +28,14 @@ class Command(BaseCommand):
         parser.add_argument("paths", nargs="+", type=Path, help="One or more files.")
         parser.add_argument(
             "--name",
-            help="The new data set's name (letters, digits, '-', '_'); default: the first "
-            "file's name without its suffix.",
+            help="The new data set's name (at most 64 letters, digits, '-', '_'); default: the "
+            "first file's name without its suffix.",
         )
         parser.add_argument(
             "--source",
             default="",
-            help="Sub-source for dialogues whose file names none (e.g. Friends, EmotionPush).",
+            help="Sub-source for dialogues whose file names none (e.g. Friends, EmotionPush); "
+            "at most 64 characters.",
         )
         parser.add_argument("--description", default="", help="A note kept with the data set.")
         parser.add_argument(

@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 
 from annotation.datasets.selectors import deidentification_replacements
 from annotation.deidentify import Deidentifier, names_read
-from annotation.models import Dataset, Utterance
+from annotation.models import Dataset, Situation, Utterance
 
 CHAT = (
     '{"dialogue": "c1", "utterances": ['
@@ -85,3 +85,82 @@ def test_import_deidentifies_review_lists_it_and_export_never_holds_originals(
 def test_names_need_deidentify(tmp_path):
     with pytest.raises(CommandError, match="only with --deidentify"):
         call_command("import_dataset", "jsonl", str(tmp_path / "x"), "--names", "n.tsv")
+
+
+def test_the_situation_is_deidentified_with_the_dialogues_numbering():
+    names = {"Amy": "person", "Taipei": "location"}
+    done = Deidentifier(names=names).conversation(
+        ["I saw Amy in Taipei", "Call Amy at 415-555-0100"],
+        ["w1", "w2"],
+        situation="Amy (amy@example.com, 415-555-0100) left Taipei.",
+    )
+    assert done.situation == "person_1 (email_1, phone_1) left location_1."
+    assert done.texts == ["I saw person_1 in location_1", "Call person_1 at phone_1"]
+    assert ("situation", "email", "amy@example.com", "email_1") in {
+        (r.utterance, r.kind, r.original, r.replacement) for r in done.replacements
+    }
+
+
+@pytest.mark.django_db
+def test_import_stores_the_situation_deidentified(tmp_path):
+    chat = tmp_path / "ed.jsonl"
+    chat.write_text(
+        '{"dialogue": "e1", "emotion": "proud", "situation": "Amy, mail amy@example.com", '
+        '"situation_author": "w7", "utterances": ["Amy finished first", "Well done amy"]}\n',
+        encoding="utf-8",
+    )
+    names = tmp_path / "names.tsv"
+    names.write_text("Amy\n", encoding="utf-8")
+    call_command(
+        "import_dataset", "jsonl", str(chat), "--name", "ed", "--deidentify", "--names", str(names)
+    )
+    assert Situation.objects.get().text == "person_1, mail email_1"
+    assert list(Utterance.objects.values_list("text", flat=True)) == [
+        "person_1 finished first",
+        "Well done person_1",
+    ]
+    rows = deidentification_replacements(Dataset.objects.get(name="ed"))
+    assert {"dialogue": "e1", "utterance": "situation", "type": "email",
+            "original": "amy@example.com", "replacement": "email_1"} in rows  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "+1 415 555 0100",
+        "(415) 555-0100",
+        "415-555-0100",
+        "+44 20 7946 0958",
+        "0151 496 0000",
+        "+886 912-345-678",
+        "415.555.0100",
+        "+44 (0) 20 7946 0958",
+    ],
+)
+def test_phone_numbers_are_replaced_whole(number):
+    [text], _, replaced = Deidentifier().dialogue([f"Call {number} today."])
+    assert text == "Call phone_1 today."
+    assert [r.original for r in replaced] == [number]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Born 1990-05-12.",
+        "Born 12/05/1990.",
+        "Born 12.05.1990.",
+        "Counting 3 - 2 - 1 - 0, go!",
+        "Counting 5 4 3 2 1 0 9 8, go!",
+        "From 1990-2000 I lived there.",
+        "Room 12, floor 3.",
+    ],
+)
+def test_dates_and_short_digit_runs_are_not_phone_numbers(text):
+    assert Deidentifier().dialogue([text])[0] == [text]
+
+
+def test_a_date_next_to_a_phone_number_leaves_the_date_and_replaces_the_number():
+    [text], _, _ = Deidentifier().dialogue(
+        ["On 1990-05-12 415-555-0100 and 0151 496 0000 12.05.1990"]
+    )
+    assert text == "On 1990-05-12 phone_1 and phone_2 12.05.1990"

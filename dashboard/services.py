@@ -24,7 +24,7 @@ from annotation import exports
 from annotation.datasets import SUFFIXES, WRITERS
 from annotation.datasets.selectors import campaign_dialogue_records
 from annotation.datasets.services import records_export
-from annotation.exceptions import InvalidParameters, NotFound
+from annotation.exceptions import AnnotationError, InvalidParameters, NotFound
 from annotation.models import (
     Assignment,
     AuditLog,
@@ -360,11 +360,11 @@ def worker_act(
         raise NotFound(f"No worker {pseudonym!r} in this campaign.")
     reason = reason.strip()
     if action == "approve":
-        return _approve(campaign, worker, actor, reason)
+        return _review(campaign, worker, actor, reason, approve=True)
     if action == "reject":
         if not reason:
             raise InvalidParameters("A rejection needs feedback for the worker.")
-        return _reject(campaign, worker, actor, reason)
+        return _review(campaign, worker, actor, reason, approve=False)
     if action == "soft_block":
         worker_soft_block(campaign=campaign, worker=worker, reason=reason or f"by {actor}")
         audit_add(
@@ -394,54 +394,57 @@ def worker_act(
     return f"Bonus of {payment.amount:.2f} to {pseudonym}: {payment.status}."
 
 
-def _approve(campaign: Campaign, worker: Worker, actor: str, feedback: str) -> str:
+def _review(campaign: Campaign, worker: Worker, actor: str, feedback: str, *, approve: bool) -> str:
+    """Approve or reject the worker's submitted assignments: through the provider when the
+    campaign is published on the worker's, else here alone. Each assignment on its own, so a
+    provider error part-way keeps what was done and names what was not."""
     assignments = _submitted(campaign, worker)
     if not assignments:
         return f"{worker.pseudonym} has no submitted assignment waiting for review."
     publication = _publication(campaign, worker)
-    for assignment in assignments:
-        if publication is not None:
-            assignment_approve(
-                publication=publication, assignment=assignment, actor=actor, feedback=feedback
-            )
-            continue
-        with transaction.atomic():
-            if assignment_set_status(
-                assignment=assignment, status=Assignment.Status.APPROVED, now=timezone.now()
-            ):
-                audit_add(
-                    action=AuditLog.Action.APPROVE,
-                    actor=actor,
-                    campaign=campaign,
-                    worker=worker,
-                    assignment=assignment,
-                    detail="approved here: the campaign is published on no provider",
+    verb = "Approved" if approve else "Rejected"
+    for done, assignment in enumerate(assignments):
+        try:
+            if publication is not None:
+                review = assignment_approve if approve else assignment_reject
+                review(
+                    publication=publication, assignment=assignment, actor=actor, feedback=feedback
                 )
-    return f"Approved {len(assignments)} assignment(s) of {worker.pseudonym}."
+            else:
+                _review_here(campaign, worker, assignment, actor, feedback, approve=approve)
+        except AnnotationError as exc:
+            raise AnnotationError(
+                f"{verb} {done} of {len(assignments)} assignment(s) of {worker.pseudonym}; "
+                f"then: {exc.message}"
+            ) from None
+    return f"{verb} {len(assignments)} assignment(s) of {worker.pseudonym}."
 
 
-def _reject(campaign: Campaign, worker: Worker, actor: str, feedback: str) -> str:
-    assignments = _submitted(campaign, worker)
-    if not assignments:
-        return f"{worker.pseudonym} has no submitted assignment waiting for review."
-    publication = _publication(campaign, worker)
-    for assignment in assignments:
-        if publication is not None:
-            assignment_reject(
-                publication=publication, assignment=assignment, actor=actor, feedback=feedback
-            )
-            continue
-        with transaction.atomic():
-            if assignment_set_status(
-                assignment=assignment, status=Assignment.Status.REJECTED, now=timezone.now()
-            ):
-                Assignment.objects.filter(pk=assignment.pk).update(review_feedback=feedback[:2000])
-                audit_add(
-                    action=AuditLog.Action.REJECT,
-                    actor=actor,
-                    campaign=campaign,
-                    worker=worker,
-                    assignment=assignment,
-                    detail=f"rejected here: {feedback}",
-                )
-    return f"Rejected {len(assignments)} assignment(s) of {worker.pseudonym}."
+@transaction.atomic
+def _review_here(
+    campaign: Campaign,
+    worker: Worker,
+    assignment: Assignment,
+    actor: str,
+    feedback: str,
+    *,
+    approve: bool,
+) -> None:
+    """Review an assignment of a campaign published on no provider (the demo, a lab run)."""
+    status = Assignment.Status.APPROVED if approve else Assignment.Status.REJECTED
+    if not assignment_set_status(assignment=assignment, status=status, now=timezone.now()):
+        return
+    if not approve:
+        Assignment.objects.filter(pk=assignment.pk).update(review_feedback=feedback[:2000])
+    audit_add(
+        action=AuditLog.Action.APPROVE if approve else AuditLog.Action.REJECT,
+        actor=actor,
+        campaign=campaign,
+        worker=worker,
+        assignment=assignment,
+        detail=(
+            "approved here: the campaign is published on no provider"
+            if approve
+            else f"rejected here: {feedback}"
+        ),
+    )

@@ -431,3 +431,39 @@ def test_a_job_killed_mid_run_is_marked_failed_after_a_while_and_can_still_finis
     assert services.job_run(stuck.pk)  # a late redelivery still does the work
     stuck.refresh_from_db()
     assert stuck.status == Job.Status.DONE
+
+
+def test_a_provider_error_part_way_keeps_what_was_approved_and_says_what_was_not(
+    ada, filled, monkeypatch
+) -> None:
+    from django.db.models import Count
+
+    from annotation.exceptions import Conflict
+
+    busiest = (
+        Assignment.objects.filter(campaign=filled, status=Assignment.Status.SUBMITTED)
+        .values("worker")
+        .annotate(n=Count("pk"))
+        .order_by("-n")
+        .first()
+    )
+    assert busiest is not None and busiest["n"] >= 2
+    worker = Worker.objects.get(pk=busiest["worker"])
+    approved = []
+
+    def provider_approve(*, publication, assignment, actor, feedback):
+        if approved:
+            raise Conflict("the provider is down")
+        Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.APPROVED)
+        approved.append(assignment.pk)
+
+    monkeypatch.setattr(services, "_publication", lambda campaign, worker: object())
+    monkeypatch.setattr(services, "assignment_approve", provider_approve)
+    page = _act(ada, filled, worker=worker.pseudonym, action="approve")
+    assert f"Approved 1 of {busiest['n']} assignment(s)" in page
+    assert "the provider is down" in page
+    statuses = list(
+        Assignment.objects.filter(campaign=filled, worker=worker).values_list("status", flat=True)
+    )
+    assert statuses.count(Assignment.Status.APPROVED) == 1
+    assert statuses.count(Assignment.Status.SUBMITTED) == busiest["n"] - 1

@@ -10,6 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ED_COLUMNS = ["conv_id", "utterance_idx", "context", "prompt", "speaker_idx", "utterance"]
 
@@ -228,3 +229,29 @@ def read_responses(path: Path) -> dict[str, dict[str, str]]:
             )
         by_id[record["id"]] = record["response"].strip()
     return responses
+
+
+def read_jsonl_objects(path: Path, needs: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Read a JSONL file of objects with the ``needs`` keys (items, gold checks), naming the
+    first bad line; raise CorpusError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"{path.name}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise CorpusError(f"{path.name}: cannot read: {exc.strerror}") from None
+    records = []
+    for n, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            raise CorpusError(f"{path.name}, line {n}: not valid JSON ({reason})") from None
+        if not isinstance(record, dict) or not set(needs) <= set(record):
+            raise CorpusError(f"{path.name}, line {n}: needs {', '.join(map(repr, needs))}")
+        records.append(record)
+    if not records:
+        raise CorpusError(f"{path.name}: the file has no records")
+    return records

@@ -25,7 +25,13 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from annotation import quality
-from annotation.corpora import Context, CorpusError, read_contexts, read_responses
+from annotation.corpora import (
+    Context,
+    CorpusError,
+    read_contexts,
+    read_jsonl_objects,
+    read_responses,
+)
 from annotation.exceptions import AnnotationError, Conflict, InvalidParameters, NotAllowed
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign
@@ -345,28 +351,6 @@ def _read_upload(upload: UploadedFile, reader: Callable[[Path], Any]) -> Any:
             raise InvalidParameters(str(exc).replace(str(path), name)) from None
 
 
-def _jsonl(path: Path, needs: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Read a JSONL file of objects with the ``needs`` keys, naming the first bad line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise CorpusError(f"{path.name}: not UTF-8 text (byte {exc.start})") from None
-    records = []
-    for n, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path.name}, line {n}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict) or not set(needs) <= set(record):
-            raise CorpusError(f"{path.name}, line {n}: needs {', '.join(map(repr, needs))}")
-        records.append(record)
-    if not records:
-        raise CorpusError(f"{path.name}: the file has no records")
-    return records
-
-
 def _records_read(campaign: Campaign, upload: ItemsUpload) -> _Records:
     """Read and check every part of an upload; raise InvalidParameters naming the problem."""
     protocol = registry.get(campaign.protocol)
@@ -378,10 +362,12 @@ def _records_read(campaign: Campaign, upload: ItemsUpload) -> _Records:
     if upload.contexts:
         _contexts_read(protocol, upload, records)
     if upload.items:
-        rows = _read_upload(upload.items, lambda p: _jsonl(p, ("key", "payload")))
+        rows = _read_upload(upload.items, lambda p: read_jsonl_objects(p, ("key", "payload")))
         records.items = [(r["key"], r["payload"]) for r in rows]
     if upload.gold:
-        rows = _read_upload(upload.gold, lambda p: _jsonl(p, ("key", "payload", "gold")))
+        rows = _read_upload(
+            upload.gold, lambda p: read_jsonl_objects(p, ("key", "payload", "gold"))
+        )
         records.gold = [(r["key"], r["payload"], r["gold"]) for r in rows]
     _payloads_check(protocol, protocol.clean_parameters(campaign.parameters), upload, records)
     return records

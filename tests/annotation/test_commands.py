@@ -158,5 +158,5 @@ def test_add_items_adds_gold_checks_from_jsonl(db, tmp_path):
     call_command("add_items", "g", "--gold", str(gold), stdout=io.StringIO())
     assert campaign.items.get().gold == {"sensible": ["no"]}
     gold.write_text('{"key": "g2"}')
-    with pytest.raises(CommandError, match="line 1: needs 'key', 'payload' and 'gold'"):
+    with pytest.raises(CommandError, match="line 1: needs 'key', 'payload', 'gold'"):
         call_command("add_items", "g", "--gold", str(gold))

@@ -1,13 +1,12 @@
 """``python manage.py add_items <campaign> --contexts FILE …``: items from contexts and models,
 or ``--dataset NAME``: one item per dialogue of an imported data set (emotion labeling)."""
 
-import json
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.corpora import CorpusError, read_contexts, read_responses
+from annotation.corpora import CorpusError, read_contexts, read_jsonl_objects, read_responses
 from annotation.exceptions import AnnotationError
 from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign
@@ -106,19 +105,5 @@ class Command(BaseCommand):
 
 
 def _gold_lines(path: Path) -> list[tuple[str, Any, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CorpusError(f"{path}: cannot read: {exc}") from None
-    rows = []
-    for n, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path.name}, line {n}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict) or not {"key", "payload", "gold"} <= set(record):
-            raise CorpusError(f"{path.name}, line {n}: needs 'key', 'payload' and 'gold'")
-        rows.append((record["key"], record["payload"], record["gold"]))
-    return rows
+    records = read_jsonl_objects(path, ("key", "payload", "gold"))
+    return [(r["key"], r["payload"], r["gold"]) for r in records]

@@ -111,20 +111,24 @@ def chat_arrive(
         return ChatArrival(kind="stopped", stop=stop)
     if not campaign.is_live:
         raise NotAllowed("This study is not open at the moment.")
-    endpoint = ""
-    if protocol.name == SSA:
-        endpoint = model_next(campaign=campaign, parameters=parameters) or ""
-        if not endpoint:
-            return ChatArrival(kind="nothing")
-    if assignment is None:
-        assignment = assignment_start(
-            campaign=campaign,
-            worker=worker,
-            provider_assignment_id=arrival.assignment_id,
-            provider_hit_id=arrival.hit_id,
-            submit_to=arrival.submit_to,
-        )
-    seat = _seat_create(campaign, assignment, protocol, parameters, endpoint, now)
+    with transaction.atomic():
+        endpoint = ""
+        if protocol.name == SSA:
+            # Under the campaign's row lock: workers arriving at once cannot all take the
+            # last conversation a model has left under its target.
+            Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+            endpoint = model_next(campaign=campaign, parameters=parameters) or ""
+            if not endpoint:
+                return ChatArrival(kind="nothing")
+        if assignment is None:
+            assignment = assignment_start(
+                campaign=campaign,
+                worker=worker,
+                provider_assignment_id=arrival.assignment_id,
+                provider_hit_id=arrival.hit_id,
+                submit_to=arrival.submit_to,
+            )
+        seat = _seat_create(campaign, assignment, protocol, parameters, endpoint, now)
     return ChatArrival(kind="chat", seat=seat, assignment=assignment)
 
 

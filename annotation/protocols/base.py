@@ -130,8 +130,8 @@ class Protocol(ABC):
         self, parameters: Mapping[str, Any], dialogues: Sequence[DialogueRecord]
     ) -> list[tuple[str, dict[str, Any]]]:
         """Return (key, payload) items built from imported (or collected) dialogues, e.g. one
-        EmotionLines item per dialogue; raise InvalidParameters naming a dialogue that cannot
-        be one."""
+        EmotionLines item per dialogue. ``items_add`` checks each payload with ``clean_item``;
+        raise InvalidParameters only for what that check cannot name (e.g. a wrong shape)."""
         raise InvalidParameters(f"{self.title} items are not built from dialogues.")
 
     def presentation(

@@ -91,11 +91,8 @@ class EmoContextProtocol(Protocol):
                     f"Dialogue {record.key!r} has {len(record.utterances)} turns; an EmoContext "
                     "item is a 3-turn dialogue."
                 )
-            payload = {"turns": [u.text for u in record.utterances], "dialogue": record.key}
-            try:
-                items.append((record.key, self.clean_item(payload)))
-            except InvalidParameters as exc:
-                raise InvalidParameters(f"Dialogue {record.key!r}: {exc.message}") from None
+            turns = [u.text for u in record.utterances]
+            items.append((record.key, {"turns": turns, "dialogue": record.key}))
         return items
 
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:

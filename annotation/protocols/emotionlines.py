@@ -147,19 +147,21 @@ class EmotionLinesProtocol(Protocol):
     def items_from_dialogues(
         self, parameters: Mapping[str, Any], dialogues: Sequence[DialogueRecord]
     ) -> list[tuple[str, dict[str, Any]]]:
-        """One item per dialogue: its utterances with speakers, its key and source."""
-        items = []
-        for record in dialogues:
-            payload = {
-                "utterances": [{"speaker": u.speaker, "text": u.text} for u in record.utterances],
-                "dialogue": record.key,
-                "source": record.source,
-            }
-            try:
-                items.append((record.key, self.clean_item(payload)))
-            except InvalidParameters as exc:
-                raise InvalidParameters(f"Dialogue {record.key!r}: {exc.message}") from None
-        return items
+        """One item per dialogue: its utterances with speakers, its key and source
+        (``items_add`` checks each payload, naming the dialogue it refuses)."""
+        return [
+            (
+                record.key,
+                {
+                    "utterances": [
+                        {"speaker": u.speaker, "text": u.text} for u in record.utterances
+                    ],
+                    "dialogue": record.key,
+                    "source": record.source,
+                },
+            )
+            for record in dialogues
+        ]
 
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
         # The questions are the item's utterances (u0, u1, …); the page draws them itself.

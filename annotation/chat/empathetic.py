@@ -199,12 +199,11 @@ def utterance_send(
         seat, partner, pair = _pair_locked(seat_id)
         _, parameters = protocol_of(seat.campaign)
         dialogues = pair_dialogues(seat)
-        for d in dialogues:
-            known = Utterance.objects.filter(dialogue=d, client_id=client_id).first()
-            if known is not None:
-                if known.worker_id != seat.worker_id or known.text != text.strip():
-                    raise Conflict("This message id was already used for another message.")
-                return Sent(index=known.index, created=False)
+        known = Utterance.objects.filter(dialogue__in=dialogues, client_id=client_id).first()
+        if known is not None:  # a resend: acknowledged again, stored once
+            if known.worker_id != seat.worker_id or known.text != text.strip():
+                raise Conflict("This message id was already used for another message.")
+            return Sent(index=known.index, created=False)
         if dialogue_id is not None and dialogue_id not in {d.pk for d in dialogues}:
             raise NotYours("This message names a conversation you are not in.")
         current = next((d for d in dialogues if d.status == Dialogue.Status.ACTIVE), None)

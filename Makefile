@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test lint install install-dev migrate run worker clean
+.PHONY: demo test lint install install-dev migrate run web worker clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,9 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 ## demo: install, migrate SQLite, load the demo, fill it with a simulated crowd, serve it
+## (DEMO_ARGS passes options, e.g. DEMO_ARGS="--addrport 127.0.0.1:8001 --no-tiny-model")
 demo: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo
+	$(PY) manage.py demo $(DEMO_ARGS)
 
 ## test: install the dev requirements and run the test suite
 test: install-dev
@@ -40,6 +40,10 @@ migrate: install
 
 run: migrate
 	$(PY) manage.py runserver
+
+## web: the production web server (gunicorn + uvicorn workers; docs/deployment.md)
+web: migrate
+	$(VENV)/bin/gunicorn -c deploy/gunicorn.conf.py evalsite.asgi:application
 
 ## worker: a Celery worker for both queues, with the beat schedule (needs CELERY_BROKER_URL)
 worker: install

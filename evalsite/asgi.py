@@ -1,4 +1,4 @@
-"""ASGI entry point (daphne): HTTP through Django, websockets to the live chat consumers.
+"""ASGI entry point (gunicorn + uvicorn workers in production, daphne for `runserver`): HTTP through Django, websockets to the live chat consumers.
 
 The websocket routes check the Origin header against ALLOWED_HOSTS; they use no session
 cookie (the worker pages may sit in a provider's iframe, where third-party cookies are
@@ -17,10 +17,13 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from annotation.routing import websocket_urlpatterns  # noqa: E402
+from evalsite.observability import asgi_wrap  # noqa: E402
 
-application = ProtocolTypeRouter(
-    {
-        "http": django_application,
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
-    }
+application = asgi_wrap(
+    ProtocolTypeRouter(
+        {
+            "http": django_application,
+            "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        }
+    )
 )

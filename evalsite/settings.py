@@ -1,35 +1,83 @@
-"""Django settings, read only from the environment (django-environ).
+"""Django settings, read only from the environment (``evalsite.env``).
 
 Every variable has an embedded default for local use (``make demo``, plain ``pytest``):
-SQLite, Celery tasks run eagerly in-process, the in-memory channel layer. Production and CI
-set ``DATABASE_URL``, ``CELERY_BROKER_URL`` and ``REDIS_URL``. See ``.env.example``.
+SQLite in ``EVALSITE_DATA_DIR``, Celery tasks run eagerly in-process, the in-memory channel
+layer. Production sets ``EVALSITE_PRODUCTION=true`` and ``DATABASE_URL``,
+``CELERY_BROKER_URL``, ``REDIS_URL``: see ``.env.example`` and docs/deployment.md. A malformed
+variable stops the process at start with one line naming it.
 """
 
+import secrets
 from pathlib import Path
 
 import environ
 
+from evalsite.env import (
+    fail,
+    read_bool,
+    read_database,
+    read_float,
+    read_int,
+    read_list,
+    read_str,
+    read_url,
+)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-DEBUG = env.bool("DJANGO_DEBUG", default=False)
-# The insecure default key is only accepted when DEBUG is on or for local runs; production
-# deployments must set DJANGO_SECRET_KEY (checked below).
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
-if not SECRET_KEY:
-    if env.bool("EVALSITE_PRODUCTION", default=False):
-        raise environ.ImproperlyConfigured("Set DJANGO_SECRET_KEY in production.")
-    SECRET_KEY = "insecure-local-only-key-do-not-use-in-production"
+PRODUCTION = read_bool("EVALSITE_PRODUCTION", False)
+DEBUG = read_bool("DJANGO_DEBUG", False)
+if PRODUCTION and DEBUG:
+    fail("DJANGO_DEBUG", "false when EVALSITE_PRODUCTION=true (DEBUG shows code and settings)")
 
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
-CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+# Local data: the SQLite file, reports, exports, caches. Created here, before anything can
+# open the database, so a fresh clone's first command works.
+DATA_DIR = Path(read_str("EVALSITE_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+try:
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+except OSError as exc:
+    fail("EVALSITE_DATA_DIR", f"a folder this process can create and write ({exc.strerror})")
+
+
+def _local_secret_key(path: Path) -> str:
+    """This machine's own key, made once and kept in the data folder (mode 600).
+
+    There is no public fallback key: the key signs workers' assignment tokens, so a key
+    anyone can read would let anyone forge them. Several processes sharing the folder read
+    the key the first one wrote (exclusive create).
+    """
+    try:
+        with path.open("x", encoding="ascii") as out:
+            path.chmod(0o600)
+            out.write(secrets.token_urlsafe(50))
+    except FileExistsError:
+        pass
+    key = path.read_text(encoding="ascii").strip()
+    if len(key) < 50:
+        fail("DJANGO_SECRET_KEY", f"set, or a readable key in {path} (delete it to make one anew)")
+    return key
+
+
+SECRET_KEY = read_str("DJANGO_SECRET_KEY")
+if PRODUCTION and (len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5):
+    fail(
+        "DJANGO_SECRET_KEY",
+        "at least 50 random characters when EVALSITE_PRODUCTION=true "
+        "(python -c 'import secrets; print(secrets.token_urlsafe(50))')",
+        None,
+    )
+if not SECRET_KEY:
+    SECRET_KEY = _local_secret_key(DATA_DIR / "secret_key")
+
+ALLOWED_HOSTS = read_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = read_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
 # Hosts allowed to frame the worker pages (MTurk's ExternalQuestion iframe, Prolific).
-WORKER_FRAME_ANCESTORS = env.list(
+WORKER_FRAME_ANCESTORS = read_list(
     "EVALSITE_FRAME_ANCESTORS",
-    default=[
+    [
         "'self'",
         "https://www.mturk.com",
         "https://worker.mturk.com",
@@ -50,9 +98,11 @@ INSTALLED_APPS = [
     "annotation",
     "modelhub",
     "dashboard",
+    "evalsite.apps.EvalsiteConfig",
 ]
 
 MIDDLEWARE = [
+    "evalsite.health.probes_middleware",  # /health/, /ready/, /metrics: before the host check
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -83,10 +133,8 @@ TEMPLATES = [
 WSGI_APPLICATION = "evalsite.wsgi.application"
 ASGI_APPLICATION = "evalsite.asgi.application"
 
-DATA_DIR = Path(env.str("EVALSITE_DATA_DIR", default=str(BASE_DIR / "var")))
-
 DATABASES = {
-    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'evalsite.sqlite3'}")
+    "default": read_database("DATABASE_URL", f"sqlite:///{DATA_DIR / 'evalsite.sqlite3'}")
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions take SQLite's write lock at BEGIN, so two allocations can never
@@ -118,28 +166,39 @@ WHITENOISE_USE_FINDERS = True
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Static files are served by WhiteNoise straight from the finders (few, small files); set
 # DJANGO_STATIC_ROOT and run collectstatic to serve them from one folder behind a proxy.
-STATIC_ROOT = env.str("DJANGO_STATIC_ROOT", default=None)
+STATIC_ROOT = read_str("DJANGO_STATIC_ROOT") or None
+
+# Behind a TLS-terminating proxy (docs/deployment.md). Production turns every protection on;
+# each can be turned off (or tuned) by its variable. The probes answer over plain HTTP
+# (evalsite.health.probes_middleware).
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if read_bool("EVALSITE_BEHIND_PROXY", PRODUCTION) else None
+)
+SECURE_SSL_REDIRECT = read_bool("DJANGO_SECURE_SSL_REDIRECT", PRODUCTION)
+SECURE_HSTS_SECONDS = read_int("DJANGO_SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = read_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = read_bool("DJANGO_SECURE_HSTS_PRELOAD", PRODUCTION)
+SESSION_COOKIE_SECURE = read_bool("DJANGO_SESSION_COOKIE_SECURE", PRODUCTION)
+CSRF_COOKIE_SECURE = read_bool("DJANGO_CSRF_COOKIE_SECURE", PRODUCTION)
 
 # Celery: eager in-process when no broker is configured (make demo, plain pytest).
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
+BROKER_SCHEMES = ("redis", "rediss", "amqp", "amqps", "pyamqp")
+CELERY_BROKER_URL = read_url("CELERY_BROKER_URL", "", schemes=BROKER_SCHEMES)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
-CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="")
+CELERY_RESULT_BACKEND = read_url("CELERY_RESULT_BACKEND", "", schemes=("redis", "rediss", "rpc"))
 # With Redis as broker, a task whose worker died is delivered again after this many seconds
 # (kombu's default is an hour). It must exceed the longest task: hard limit 360 s.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600)
+    "visibility_timeout": read_int("CELERY_VISIBILITY_TIMEOUT", 600, minimum=361)
 }
 
 # Channels: Redis when REDIS_URL is set, in-memory otherwise.
-REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_URL = read_url("REDIS_URL", "", schemes=("redis", "rediss"))
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # redis-py's default socket timeout (5 s) equals channels-redis's blocking-read
-            # timeout (5 s): an idle consumer's read would then fail with a TimeoutError and
-            # kill the socket. The read must outlast the blocking pop.
             # redis-py's default socket timeout (5 s) equals channels-redis's blocking-read
             # timeout (5 s): an idle consumer's read would then fail with a TimeoutError and
             # kill the socket. The read must outlast the blocking pop.
@@ -151,33 +210,73 @@ else:
 
 # How long a worker holds an item before it returns to the pool, and how long an accepted
 # assignment may stay idle before it counts as abandoned.
-EVALSITE_LEASE_SECONDS = env.int("EVALSITE_LEASE_SECONDS", default=15 * 60)
-EVALSITE_ABANDON_SECONDS = env.int("EVALSITE_ABANDON_SECONDS", default=2 * 60 * 60)
+EVALSITE_LEASE_SECONDS = read_int("EVALSITE_LEASE_SECONDS", 15 * 60, minimum=1)
+EVALSITE_ABANDON_SECONDS = read_int("EVALSITE_ABANDON_SECONDS", 2 * 60 * 60, minimum=1)
 
+# Logs: plain lines, or one JSON object a line for a log collector (EVALSITE_LOG_JSON=true).
+LOG_LEVEL = read_str("LOG_LEVEL", "WARNING").upper()
+if LOG_LEVEL not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+    fail("LOG_LEVEL", "DEBUG, INFO, WARNING, ERROR or CRITICAL", LOG_LEVEL)
+LOG_JSON = read_bool("EVALSITE_LOG_JSON", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
+    "formatters": {
+        "json": {"()": "evalsite.observability.JsonFormatter"},
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_JSON else "plain",
+        }
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
 }
-MTURK_SUBMIT_HOSTS = env.list(
-    "MTURK_SUBMIT_HOSTS",
-    default=["https://www.mturk.com", "https://workersandbox.mturk.com"],
+
+# Error reporting (off unless SENTRY_DSN is set): Django, Celery and the Channels consumers.
+SENTRY_DSN = read_url("SENTRY_DSN", "", schemes=("https", "http"))
+SENTRY_ENVIRONMENT = read_str("SENTRY_ENVIRONMENT", "production" if PRODUCTION else "local")
+SENTRY_TRACES_SAMPLE_RATE = read_float("SENTRY_TRACES_SAMPLE_RATE", 0.0, low=0.0, high=1.0)
+
+# Prometheus metrics at /metrics (off unless EVALSITE_METRICS=true); a bearer token if set.
+# Several web processes share PROMETHEUS_MULTIPROC_DIR (docs/deployment.md).
+METRICS = read_bool("EVALSITE_METRICS", False)
+METRICS_TOKEN = read_str("EVALSITE_METRICS_TOKEN")
+METRICS_PORT = read_int("EVALSITE_METRICS_PORT", 0)  # a Celery worker's own exporter
+if METRICS:
+    MIDDLEWARE.insert(1, "evalsite.observability.metrics_middleware")
+
+MTURK_SUBMIT_HOSTS = read_list(
+    "MTURK_SUBMIT_HOSTS", ["https://www.mturk.com", "https://workersandbox.mturk.com"]
 )
 
 # Crowd providers (docs/providers.md). The worker URL that HITs and studies point at is
 # EVALSITE_PUBLIC_URL + /task/<slug>/. MTurk: credentials from the usual AWS variables
 # (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); the sandbox unless a launch says --production;
 # MTURK_ENDPOINT_URL points at any MTurk-API-compatible endpoint. Prolific: an API token.
-EVALSITE_PUBLIC_URL = env.str("EVALSITE_PUBLIC_URL", default="http://localhost:8000")
-MTURK_ENDPOINT_URL = env.str("MTURK_ENDPOINT_URL", default="")
-MTURK_REGION = env.str("MTURK_REGION", default="us-east-1")
-PROLIFIC_API_TOKEN = env.str("PROLIFIC_API_TOKEN", default="")
-PROLIFIC_API_URL = env.str("PROLIFIC_API_URL", default="https://api.prolific.com")
-PROLIFIC_COMPLETE_URL = env.str(
-    "PROLIFIC_COMPLETE_URL", default="https://app.prolific.com/submissions/complete"
+EVALSITE_PUBLIC_URL = read_url(
+    "EVALSITE_PUBLIC_URL", "http://localhost:8000", schemes=("https", "http")
 )
-PROLIFIC_WORKSPACE_ID = env.str("PROLIFIC_WORKSPACE_ID", default="")
-PROLIFIC_PROJECT_ID = env.str("PROLIFIC_PROJECT_ID", default="")
+MTURK_ENDPOINT_URL = read_url("MTURK_ENDPOINT_URL", "", schemes=("https", "http"))
+MTURK_REGION = read_str("MTURK_REGION", "us-east-1")
+PROLIFIC_API_TOKEN = read_str("PROLIFIC_API_TOKEN")
+PROLIFIC_API_URL = read_url("PROLIFIC_API_URL", "https://api.prolific.com", schemes=("https", "http"))
+PROLIFIC_COMPLETE_URL = read_url(
+    "PROLIFIC_COMPLETE_URL",
+    "https://app.prolific.com/submissions/complete",
+    schemes=("https", "http"),
+)
+PROLIFIC_WORKSPACE_ID = read_str("PROLIFIC_WORKSPACE_ID")
+PROLIFIC_PROJECT_ID = read_str("PROLIFIC_PROJECT_ID")
 # Prolific's service fee on rewards and bonuses (VAT included where due): set your plan's.
-PROLIFIC_FEE_RATE = env.str("PROLIFIC_FEE_RATE", default="0.43")
+PROLIFIC_FEE_RATE = str(read_float("PROLIFIC_FEE_RATE", 0.43, low=0.0, high=1.0))
+
+if SENTRY_DSN:
+    from evalsite.observability import sentry_init
+
+    sentry_init(
+        dsn=SENTRY_DSN,
+        environment=SENTRY_ENVIRONMENT,
+        traces_sample_rate=SENTRY_TRACES_SAMPLE_RATE,
+    )

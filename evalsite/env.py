@@ -1,0 +1,120 @@
+"""Typed readers of the environment for the settings: a bad value stops the process at start.
+
+Each reader returns the variable's value or the default when it is unset (or empty). A value
+that does not parse stops the process with one line on stderr that names the variable and
+the expected form (``SystemExit``), never a traceback deep inside a request. manage.py, the
+ASGI/WSGI servers and Celery all import the settings before they serve anything, so they all
+stop at start.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import NoReturn
+from urllib.parse import urlsplit
+
+import environ
+
+TRUE = frozenset({"1", "true", "yes", "on"})
+FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def fail(name: str, expected: str, value: str | None = None) -> NoReturn:
+    """Stop the process: one line naming the variable, what it holds (a URL's password
+    masked) and the expected form."""
+    got = "" if value is None else f" (got {_masked(value)!r})"
+    sys.exit(f"evalsite: configuration error: {name}{got}: expected {expected}")
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    return None if value is None or value.strip() == "" else value.strip()
+
+
+def read_str(name: str, default: str = "") -> str:
+    value = _raw(name)
+    return default if value is None else value
+
+
+def read_bool(name: str, default: bool) -> bool:
+    value = _raw(name)
+    if value is None:
+        return default
+    if value.lower() in TRUE:
+        return True
+    if value.lower() in FALSE:
+        return False
+    fail(name, "true or false (also 1/0, yes/no, on/off)", value)
+
+
+def read_int(name: str, default: int, *, minimum: int = 0) -> int:
+    value = _raw(name)
+    if value is None:
+        return default
+    try:
+        number = int(value, 10)
+    except ValueError:
+        fail(name, f"a whole number ≥ {minimum}", value)
+    if number < minimum:
+        fail(name, f"a whole number ≥ {minimum}", value)
+    return number
+
+
+def read_float(name: str, default: float, *, low: float, high: float) -> float:
+    value = _raw(name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        fail(name, f"a number from {low} to {high}", value)
+    if not low <= number <= high:  # also refuses nan
+        fail(name, f"a number from {low} to {high}", value)
+    return number
+
+
+def read_list(name: str, default: list[str]) -> list[str]:
+    value = _raw(name)
+    if value is None:
+        return list(default)
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def read_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
+    """A URL with one of ``schemes`` and a host (an empty default means "not configured")."""
+    value = _raw(name)
+    if value is None:
+        return default
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 -- raises ValueError on a port that is not a number
+    except ValueError:
+        fail(name, f"a URL {_forms(schemes)}", value)
+    if parts.scheme not in schemes or not (parts.hostname or parts.scheme == "memory"):
+        fail(name, f"a URL {_forms(schemes)}", value)
+    return value
+
+
+def read_database(name: str, default: str) -> dict:
+    """Django's DATABASES entry from a postgres:// or sqlite:/// URL."""
+    value = _raw(name) or default
+    scheme = value.split("://", 1)[0]
+    if scheme not in ("postgres", "postgresql", "pgsql", "sqlite"):
+        fail(name, "postgres://USER[:PASSWORD]@HOST[:PORT]/NAME or sqlite:///PATH", value)
+    try:
+        config = environ.Env.db_url_config(value)
+    except (ValueError, KeyError):
+        fail(name, "postgres://USER[:PASSWORD]@HOST[:PORT]/NAME or sqlite:///PATH", value)
+    if not config.get("NAME"):
+        fail(name, "a URL that names the database (…/NAME)", value)
+    return config
+
+
+def _masked(value: str) -> str:
+    return re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1***@", value)
+
+
+def _forms(schemes: tuple[str, ...]) -> str:
+    return " or ".join(f"{s}://HOST…" for s in schemes)

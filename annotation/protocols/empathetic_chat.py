@@ -57,13 +57,34 @@ EMOTIONS: tuple[str, ...] = (
     "faithful",
 )
 ROLES = ("speaker", "listener")
-_SENTENCE_END = re.compile(r"[.!?…]+(?:[\"')\]]*)(?=\s|$)")
+# A candidate sentence end: a run of . ! ? … (closing quotes or brackets after it) followed by
+# a space or the end, so "3.5" and "example.com" never end a sentence.
+_SENTENCE_END = re.compile(r"([.!?…]+)[\"')\]’”]*(?=\s|$)")
+_TOKEN_BEFORE = re.compile(r"([\w.]+)$")
+_NEXT_WORD = re.compile(r"\s*[\"'(\[‘“]*(\w)")
+# Abbreviations that never end a sentence: titles before a name, Latin "e.g." and the like.
+_NEVER_END = frozenset(
+    re.findall(
+        r"\w+",
+        "dr mr mrs ms mx prof rev fr sr jr st mt capt lt sgt col gen gov sen rep hon "
+        "eg ie cf vs viz approx ca",
+    )
+)
+# Abbreviations that end a sentence only when a capitalised word follows ("at 5 p.m. on
+# Monday" vs "at 5 p.m. Then …"); dotted ones ("p.m.", "U.S.") are recognised by their dots.
+_MAYBE_END = frozenset(
+    re.findall(
+        r"\w+",
+        "am pm etc inc ltd co corp dept min mins hr hrs sec no jan feb mar apr jun jul aug "
+        "sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun",
+    )
+)
 _WORD = re.compile(r"\w+(?:['’]\w+)?")
 
 # Parameter → (lowest, highest) for the whole-number parameters.
 _RANGES: dict[str, tuple[int, int]] = {
     "labels_offered": (1, 32),
-    "situation_min_words": (1, 200),
+    "situation_min_words": (0, 200),
     "situation_max_words": (5, 500),
     "situation_max_sentences": (1, 10),
     "min_utterances": (2, 50),
@@ -80,13 +101,39 @@ def words(text: str) -> list[str]:
 
 
 def sentences(text: str) -> int:
-    """Count the sentences of ``text``: runs ending in . ! ? or … plus an unterminated tail."""
+    """Count the sentences of ``text``: runs ending in . ! ? or … plus an unterminated tail.
+
+    A full stop after an abbreviation or an initial is not an end: "Dr. Smith", "J. K.
+    Rowling", "e.g. this" never; "p.m.", "etc.", "U.S." and other dotted abbreviations only
+    when a capitalised word follows. "3.5" is one number, and an ellipsis before a lowercase
+    word ("I was... happy") continues the sentence.
+    """
     text = text.strip()
     if not text:
         return 0
-    ends = list(_SENTENCE_END.finditer(text))
+    ends = [m for m in _SENTENCE_END.finditer(text) if _ends_sentence(text, m)]
     tail = text[ends[-1].end() :].strip() if ends else text
     return len(ends) + (1 if words(tail) else 0)
+
+
+def _ends_sentence(text: str, match: re.Match[str]) -> bool:
+    marks = match.group(1)
+    following = _NEXT_WORD.match(text, match.end())
+    if following is None:  # the end of the text
+        return True
+    capitalised = following.group(1).isupper()
+    if "!" in marks or "?" in marks:
+        return True
+    if marks != ".":  # an ellipsis
+        return capitalised
+    before = _TOKEN_BEFORE.search(text, 0, match.start())
+    token = before.group(1) if before else ""
+    bare = token.replace(".", "").lower()
+    if bare in _NEVER_END or (len(bare) == 1 and bare.isalpha() and token[-1:].isupper()):
+        return False  # "Dr. Smith", "J. K. Rowling"
+    if "." in token.strip(".") or bare in _MAYBE_END:
+        return capitalised  # "5 p.m. Then", "the U.S. and"
+    return True
 
 
 def labels_offer(
@@ -131,7 +178,8 @@ class EmpatheticChatProtocol(Protocol):
         return {
             "emotions": list(EMOTIONS),
             "labels_offered": 3,
-            "situation_min_words": 5,
+            # Not in the protocol (ED asks for 1–3 sentences only): 0 = no minimum.
+            "situation_min_words": 0,
             "situation_max_words": 80,
             "situation_max_sentences": 3,
             "min_utterances": 4,
@@ -191,6 +239,8 @@ class EmpatheticChatProtocol(Protocol):
             most = parameters["situation_max_sentences"]
             if n_words < low:
                 errors["situation"] = f"Please write at least {low} words (you wrote {n_words})."
+            elif n_words == 0:
+                errors["situation"] = f"Please describe it in words (1 to {most} sentences)."
             elif n_words > high:
                 errors["situation"] = f"Please keep it to {high} words (you wrote {n_words})."
             elif n_sentences > most:

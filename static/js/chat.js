@@ -149,9 +149,12 @@
         box.appendChild(label);
       });
       box.dataset.filled = "1";
-      $("situation-help").textContent = "Between " + s.limits.situation_min_words + " and " +
-        s.limits.situation_max_words + " words, at most " + s.limits.situation_max_sentences +
-        " sentences. Please write it yourself: do not paste text.";
+      var lim = s.limits;
+      $("situation-help").textContent = "1 to " + lim.situation_max_sentences + " sentences, " +
+        (lim.situation_min_words > 0
+          ? "between " + lim.situation_min_words + " and " + lim.situation_max_words + " words"
+          : "at most " + lim.situation_max_words + " words") +
+        ". Please write it yourself: do not paste text.";
     }
   }
 

@@ -62,6 +62,63 @@ def test_sentences_are_counted_with_an_unterminated_tail(text, n):
     assert sentences(text) == n
 
 
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("I saw Dr. Smith at 3 p.m. on Monday. He said I was fine. I cried.", 3),
+        ("Mr. and Mrs. Jones came to visit, e.g. for tea. It was lovely.", 2),
+        ("J. K. Rowling signed my book. I was so happy.", 2),
+        ("It cost 3.5 dollars.", 1),
+        ("It was 10 a.m. when Dr. Jones called.", 1),
+        ("I live in the U.S. and love it.", 1),
+        ("I was so scared... it was dark. Then the lights came on.", 2),
+    ],
+)
+def test_abbreviations_initials_decimals_and_ellipses_do_not_end_a_sentence(text, n):
+    assert sentences(text) == n
+
+
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("We met at 5 p.m. Then we ate.", 2),
+        ("I moved to the U.S. Then I cried.", 2),
+        ("No. I did not win.", 2),
+        ("It ended at 5 p.m.", 1),
+    ],
+)
+def test_a_dotted_abbreviation_before_a_capitalised_word_ends_a_sentence(text, n):
+    assert sentences(text) == n
+
+
+def test_a_three_sentence_situation_with_abbreviations_is_accepted():
+    text = "I saw Dr. Smith at 3 p.m. on Monday. He said I was fine. I cried with relief."
+    assert ED.clean_situation(PARAMS, ["sad", "proud", "caring"], "sad", text) == ("sad", text)
+
+
+def test_there_is_no_word_minimum_by_default_but_a_campaign_may_set_one():
+    offered = ["sad", "proud", "caring"]
+    assert PARAMS["situation_min_words"] == 0
+    assert ED.clean_situation(PARAMS, offered, "proud", "I won!") == ("proud", "I won!")
+    strict = ED.clean_parameters({"situation_min_words": 5})
+    with pytest.raises(InvalidAnswer) as exc:
+        ED.clean_situation(strict, offered, "proud", "I won!")
+    assert exc.value.fields["situation"] == "Please write at least 5 words (you wrote 2)."
+
+
+def test_a_situation_without_words_is_refused_even_without_a_minimum():
+    with pytest.raises(InvalidAnswer) as exc:
+        ED.clean_situation(PARAMS, ["sad"], "sad", "🙂 !!!")
+    assert "in words" in exc.value.fields["situation"]
+
+
+@pytest.mark.parametrize("value", [-1, 201, 2.5, "5", True, None])
+def test_a_bad_word_minimum_is_refused_naming_it(value):
+    with pytest.raises(InvalidParameters) as exc:
+        ED.clean_parameters({"situation_min_words": value})
+    assert set(exc.value.fields) == {"situation_min_words"}
+
+
 def test_a_situation_must_use_an_offered_label_and_have_one_to_three_sentences():
     offered = ["sad", "proud", "caring"]
     assert ED.clean_situation(PARAMS, offered, "proud", "  I  won the  race today. ") == (
@@ -69,7 +126,7 @@ def test_a_situation_must_use_an_offered_label_and_have_one_to_three_sentences()
         "I won the race today.",
     )
     with pytest.raises(InvalidAnswer) as exc:
-        ED.clean_situation(PARAMS, offered, "furious", "Too short.")
+        ED.clean_situation(PARAMS, offered, "furious", "   ")
     assert set(exc.value.fields) == {"emotion", "situation"}
     with pytest.raises(InvalidAnswer, match="situation"):
         ED.clean_situation(PARAMS, offered, "sad", "One two three four five. " * 4)

@@ -1,4 +1,7 @@
-"""ASGI entry point (gunicorn + uvicorn workers in production, daphne for `runserver`): HTTP through Django, websockets to the live chat consumers.
+"""ASGI entry point: HTTP through Django, websockets to the live chat consumers.
+
+Served by gunicorn's uvicorn workers in production (deploy/gunicorn.conf.py) and by daphne
+in ``runserver`` and the demo.
 
 The websocket routes check the Origin header against ALLOWED_HOSTS; they use no session
 cookie (the worker pages may sit in a provider's iframe, where third-party cookies are

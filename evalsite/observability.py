@@ -98,9 +98,8 @@ def _registry_metrics() -> dict[str, Any]:
             ["task", "state"],
             buckets=(0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300),
         )
-        _metrics["judgments"] = Counter(
-            "evalsite_judgments_stored_total", "Judgments stored, by protocol.", ["protocol"]
-        )
+        # No labels: the hook runs inside the judgment's transaction and must cost no query.
+        _metrics["judgments"] = Counter("evalsite_judgments_stored_total", "Judgments stored.")
     return _metrics
 
 
@@ -146,7 +145,7 @@ def metrics_connect() -> None:
 
     def judgment_saved(sender: type, instance: Judgment, created: bool, **kwargs: Any) -> None:
         if created:
-            metrics["judgments"].labels(instance.campaign.protocol).inc()
+            metrics["judgments"].inc()
 
     def prerun(task_id: str, **kwargs: Any) -> None:
         started[task_id] = time.perf_counter()

@@ -133,9 +133,7 @@ TEMPLATES = [
 WSGI_APPLICATION = "evalsite.wsgi.application"
 ASGI_APPLICATION = "evalsite.asgi.application"
 
-DATABASES = {
-    "default": read_database("DATABASE_URL", f"sqlite:///{DATA_DIR / 'evalsite.sqlite3'}")
-}
+DATABASES = {"default": read_database("DATABASE_URL", f"sqlite:///{DATA_DIR / 'evalsite.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions take SQLite's write lock at BEGIN, so two allocations can never
     # interleave their read and write (SQLite has no SELECT ... FOR UPDATE).
@@ -261,7 +259,9 @@ EVALSITE_PUBLIC_URL = read_url(
 MTURK_ENDPOINT_URL = read_url("MTURK_ENDPOINT_URL", "", schemes=("https", "http"))
 MTURK_REGION = read_str("MTURK_REGION", "us-east-1")
 PROLIFIC_API_TOKEN = read_str("PROLIFIC_API_TOKEN")
-PROLIFIC_API_URL = read_url("PROLIFIC_API_URL", "https://api.prolific.com", schemes=("https", "http"))
+PROLIFIC_API_URL = read_url(
+    "PROLIFIC_API_URL", "https://api.prolific.com", schemes=("https", "http")
+)
 PROLIFIC_COMPLETE_URL = read_url(
     "PROLIFIC_COMPLETE_URL",
     "https://app.prolific.com/submissions/complete",

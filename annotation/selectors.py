@@ -99,6 +99,7 @@ DIALOGUE_COLUMNS = [
     "emotion",
     "situation",
     "model",
+    "opened_by",
     "utterances",
     "words",
     "pastes",
@@ -109,7 +110,9 @@ def campaign_dialogues_frame(campaign: Campaign) -> pd.DataFrame:
     """Return the campaign's conversations (live chats), one row each, with DIALOGUE_COLUMNS.
 
     ``utterances`` and ``words`` count the turns and their words; ``pastes`` the paste events
-    the page recorded while they were written.
+    the page recorded while they were written; ``opened_by`` is who said an interactive SSA
+    chat's opener (empty for other chats and for chats stored before it was recorded:
+    those were opened by the bot).
     """
     counts: dict[int, list[int]] = {}
     for dialogue_id, text, signals in Utterance.objects.filter(
@@ -121,7 +124,8 @@ def campaign_dialogues_frame(campaign: Campaign) -> pd.DataFrame:
         row[2] += int((signals or {}).get("pastes", 0))
     rows = [
         (d.key, d.status, d.flagged, list(d.flags), d.emotion, d.situation_id)
-        + (str(d.metadata.get("model", "")), *counts.get(d.pk, [0, 0, 0]))
+        + (str(d.metadata.get("model", "")), str(d.metadata.get("opened_by", "")))
+        + tuple(counts.get(d.pk, [0, 0, 0]))
         for d in Dialogue.objects.filter(campaign=campaign).order_by("pk")
     ]
     return pd.DataFrame(rows, columns=DIALOGUE_COLUMNS)

@@ -28,6 +28,7 @@ from annotation.chat.seats import (
     bot_turn_key,
     older_than,
     protocol_of,
+    reply_fits,
     seat_finish,
 )
 from annotation.exceptions import Conflict, InvalidAnswer, NotFound
@@ -45,7 +46,8 @@ def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue]:
     return seat, dialogue
 
 
-def _bot_turn_enqueue(dialogue_id: int, index: int, attempt: str) -> None:
+def bot_turn_enqueue(dialogue_id: int, index: int, attempt: str) -> None:
+    """Queue the Celery task for bot turn ``index`` once the caller's transaction commits."""
     from annotation.tasks import chat_bot_turn
 
     transaction.on_commit(lambda: chat_bot_turn.delay(dialogue_id, index, attempt))
@@ -73,7 +75,7 @@ def ssa_message_send(
     """Store the worker's turn and ask the bot for its reply (idempotent per ``client_id``).
 
     Refused: another conversation or role named, a turn while the bot is answering or before
-    its last turn is labeled, a turn past ``max_turns``.
+    its last turn is labeled, a turn whose reply would not fit within ``max_turns``.
     """
     now = now or timezone.now()
     with transaction.atomic():
@@ -106,7 +108,7 @@ def ssa_message_send(
             raise OutOfTurn("The bot has not answered yet: ask it again or end the chat.")
         if _unlabeled(seat, dialogue, utterances):
             raise OutOfTurn("Please label the bot's last reply before you continue.")
-        if count >= parameters["max_turns"]:
+        if not reply_fits(count, parameters):
             raise OutOfTurn("The conversation has reached its longest; please end it.")
         Utterance.objects.create(
             dialogue=dialogue,
@@ -119,16 +121,13 @@ def ssa_message_send(
         )
         if signals.get("pastes"):
             _flag(dialogue, "paste")
-        if count + 1 < parameters["max_turns"]:
-            dialogue.metadata = {
-                **dialogue.metadata,
-                "pending": {"index": count + 1, "since": now.isoformat()},
-            }
-            _bot_turn_enqueue(dialogue.pk, count + 1, now.isoformat())
+        dialogue.metadata = {
+            **dialogue.metadata,
+            "pending": {"index": count + 1, "since": now.isoformat()},
+        }
+        bot_turn_enqueue(dialogue.pk, count + 1, now.isoformat())
         dialogue.save(update_fields=["metadata", "flagged", "flags"])
         activity_touch(seat, now)
-        if count + 1 >= parameters["max_turns"]:
-            _complete(seat, dialogue, now)
     return Sent(index=count, created=True, notify=[seat.pk])
 
 
@@ -297,7 +296,7 @@ def bot_turn_retry(*, seat_id: int, now: datetime | None = None) -> list[int]:
             "pending": {"index": index, "since": now.isoformat()},
         }
         dialogue.save(update_fields=["metadata"])
-        _bot_turn_enqueue(dialogue.pk, index, now.isoformat())
+        bot_turn_enqueue(dialogue.pk, index, now.isoformat())
     return [seat_id]
 
 
@@ -341,7 +340,7 @@ def label_submit(
         )
         count = dialogue.utterances.count()
         if (
-            count >= parameters["max_turns"]
+            not reply_fits(count, parameters)
             and not dialogue.metadata.get("pending")
             and not _unlabeled(seat, dialogue, list(dialogue.utterances.all()))
         ):

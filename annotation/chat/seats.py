@@ -208,21 +208,38 @@ def _seat_create(
                 endpoint=endpoint,
                 last_seen_at=now,
             )
+            # Meena §2.3: the bot opens with "Hi!". Its appendix and released logs: the human
+            # does, so the worker's side says the opener and the bot's first reply is asked
+            # for at once (bot turn 1, labeled like every later one).
+            human_opens = parameters["opened_by"] == "human"
+            since = now.isoformat()
+            pending = {"index": 1, "since": since} if human_opens else None
             dialogue = Dialogue.objects.create(
                 campaign=campaign,
                 key=f"ssa-{seat.pk}",
                 status=Dialogue.Status.ACTIVE,
-                metadata={"model": endpoint, "seat": seat.pk, "pending": None, "failed": None},
+                metadata={
+                    "model": endpoint,
+                    "seat": seat.pk,
+                    "opened_by": parameters["opened_by"],
+                    "pending": pending,
+                    "failed": None,
+                },
             )
             Utterance.objects.create(
                 dialogue=dialogue,
                 index=0,
-                speaker="bot",
+                speaker="user" if human_opens else "bot",
+                worker=assignment.worker if human_opens else None,
                 text=parameters["opener"],
                 signals={"opener": True},
             )
             seat.dialogue = dialogue
             seat.save(update_fields=["dialogue"])
+            if pending is not None:
+                from annotation.chat.bot import bot_turn_enqueue  # bot.py imports this module
+
+                bot_turn_enqueue(dialogue.pk, 1, since)
             return seat
     except IntegrityError:  # the same worker's other tab created it first
         return ChatSeat.objects.get(assignment=assignment)
@@ -412,7 +429,7 @@ def _ssa_state(seat: ChatSeat, parameters: Mapping[str, Any]) -> dict[str, Any]:
         "your_turn": seat.stage == ChatSeat.Stage.CHATTING
         and idle
         and not failed
-        and count < parameters["max_turns"]
+        and reply_fits(count, parameters)
         and utterances[-1].speaker == "bot",
         "can_end": idle and (count >= parameters["min_turns"] or bool(failed)),
         "min_turns": parameters["min_turns"],
@@ -423,6 +440,13 @@ def _ssa_state(seat: ChatSeat, parameters: Mapping[str, Any]) -> dict[str, Any]:
             "specific": parameters["specific_question"],
         },
     }
+
+
+def reply_fits(count: int, parameters: Mapping[str, Any]) -> bool:
+    """Tell whether the worker may write turn ``count``: only when the bot's reply to it also
+    fits within ``max_turns``, so a conversation at the limit ends on a bot turn (Meena's
+    released logs all do). Opened by the bot, an even limit is reached one turn short."""
+    return count + 2 <= parameters["max_turns"]
 
 
 def bot_turn_key(dialogue: Dialogue, index: int) -> str:

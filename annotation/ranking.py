@@ -11,7 +11,11 @@ states the conventions:
 - Bradley–Terry counts "both" as half a win each way and leaves "neither" out (it says
   nothing about which is better; its rate is reported separately); each pair that met gets
   ``prior`` virtual wins each way, which keeps strengths finite when a model never loses;
-  CIs are percentiles of a bootstrap over items.
+  CIs are percentiles of a bootstrap over items;
+- strengths are only comparable within a connected component of the comparison graph (models
+  as nodes, an edge for every pair with an "a", "b" or "both" judgment): ``bradley_terry``
+  refuses data with several components (``DisconnectedComparisons``), and
+  ``bradley_terry_components`` ranks within each one.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import coo_array
+from scipy.sparse.csgraph import connected_components
 from scipy.stats import binomtest
 
 OUTCOMES = ("a", "b", "both", "neither")
@@ -35,6 +41,23 @@ PAIR_COLUMNS = [
     "sign_test_p",
 ]
 BT_COLUMNS = ["rank", "model", "strength", "ci_low", "ci_high", "n", "win_rate", "neither_rate"]
+
+
+class DisconnectedComparisons(ValueError):
+    """The models fall into groups never compared with each other: no single ranking exists.
+
+    ``components`` lists the groups (each a sorted list of model names), largest first.
+    """
+
+    def __init__(self, components: list[list[str]]) -> None:
+        self.components = components
+        groups = "; ".join(f"{{{', '.join(c)}}}" for c in components)
+        super().__init__(
+            f"the comparison graph has {len(components)} components, {groups}: no judgment "
+            "links one group to another, so Bradley–Terry strengths are not comparable across "
+            "them and there is no single ranking; rank within each group "
+            "(bradley_terry_components) or add comparisons between the groups"
+        )
 
 
 def _canonical(outcomes: pd.DataFrame) -> pd.DataFrame:
@@ -175,6 +198,30 @@ def _wins(
     return wins
 
 
+def comparison_components(outcomes: pd.DataFrame) -> list[list[str]]:
+    """Return the connected components of the comparison graph, largest first.
+
+    Nodes are every model in ``outcomes``; two models are linked when at least one judgment
+    between them chose a side or "both" (a "neither" says nothing about which is better and
+    is left out of the Bradley–Terry fit, so it links nothing). A model judged only "neither"
+    is a component of its own. Each component is a sorted list; ties in size go by name.
+    """
+    if outcomes.empty:
+        return []
+    data = _canonical(outcomes)
+    models = sorted(set(data["a"]) | set(data["b"]))
+    index = {m: i for i, m in enumerate(models)}
+    decided = data[data["outcome"] != "neither"]
+    rows = decided["a"].map(index).to_numpy(dtype=np.int64)
+    cols = decided["b"].map(index).to_numpy(dtype=np.int64)
+    graph = coo_array((np.ones(len(rows)), (rows, cols)), shape=(len(models), len(models)))
+    _, labels = connected_components(graph, directed=False)
+    groups: dict[int, list[str]] = {}
+    for model, label in zip(models, labels, strict=True):
+        groups.setdefault(int(label), []).append(model)
+    return sorted(groups.values(), key=lambda c: (-len(c), c[0]))
+
+
 def bradley_terry(
     outcomes: pd.DataFrame, *, prior: float = 0.5, n_boot: int = 1000, seed: int = 0
 ) -> pd.DataFrame:
@@ -182,24 +229,63 @@ def bradley_terry(
 
     Returns the BT_COLUMNS, best first: ``win_rate`` counts "both" as half a win over all
     non-"neither" judgments, ``neither_rate`` is the share of "neither" among all of the
-    model's judgments.
+    model's judgments. Raises ``DisconnectedComparisons`` when the comparison graph has
+    several components: their strengths have no common scale, so one ranking of all the
+    models would order the groups arbitrarily (use ``bradley_terry_components``).
     """
     if prior < 0:
         raise ValueError("the prior must be >= 0")
     if outcomes.empty:
         return pd.DataFrame(columns=BT_COLUMNS)
+    components = comparison_components(outcomes)
+    if len(components) > 1:
+        raise DisconnectedComparisons(components)
     data = _canonical(outcomes)
-    models = sorted(set(data["a"]) | set(data["b"]))
+    models = components[0]
+    return _bradley_terry_connected(data, models, prior=prior, n_boot=n_boot, seed=seed)
+
+
+def bradley_terry_components(
+    outcomes: pd.DataFrame, *, prior: float = 0.5, n_boot: int = 1000, seed: int = 0
+) -> list[pd.DataFrame]:
+    """Return one Bradley–Terry ranking per component of the comparison graph, largest first.
+
+    Each table is ``bradley_terry`` on that component's judgments alone: log-strengths with
+    mean 0 within the component, ranks from 1, CIs from a bootstrap over its items. A model
+    judged only "neither" gets a one-row table with no strength and no rank.
+    """
+    if prior < 0:
+        raise ValueError("the prior must be >= 0")
+    if outcomes.empty:
+        return []
+    data = _canonical(outcomes)
+    return [
+        _bradley_terry_connected(data, component, prior=prior, n_boot=n_boot, seed=seed)
+        for component in comparison_components(outcomes)
+    ]
+
+
+def _bradley_terry_connected(
+    data: pd.DataFrame, models: list[str], *, prior: float, n_boot: int, seed: int
+) -> pd.DataFrame:
+    """Fit and rank one connected component, ``models``, from the canonical outcomes
+    (see ``bradley_terry``). The fit uses the decided judgments among ``models``; ``n`` and
+    the rates count every judgment of each model ("neither" ones may cross components)."""
     index = {m: i for i, m in enumerate(models)}
-    decided = data[data["outcome"] != "neither"]
-    ia = decided["a"].map(index).to_numpy()
-    ib = decided["b"].map(index).to_numpy()
-    score = decided["outcome"].map({"a": 1.0, "b": 0.0, "both": 0.5}).to_numpy()
+    inside = data["a"].isin(index) & data["b"].isin(index)
+    decided = data[inside & (data["outcome"] != "neither")]
+    ia = decided["a"].map(index).to_numpy(dtype=np.int64)
+    ib = decided["b"].map(index).to_numpy(dtype=np.int64)
+    score = decided["outcome"].map({"a": 1.0, "b": 0.0, "both": 0.5}).to_numpy(dtype=float)
     k = len(models)
     met = _wins(ia, ib, np.ones(len(score)), k) > 0
     virtual = prior * (met | met.T)
 
-    point = _fit(_wins(ia, ib, score, k) + virtual)
+    if decided.empty:  # a model judged only "neither": nothing to fit
+        point = low = high = np.full(k, np.nan)
+        n_boot = 0
+    else:
+        point = _fit(_wins(ia, ib, score, k) + virtual)
     items, codes = np.unique(decided["item"].astype(str).to_numpy(), return_inverse=True)
     rng = np.random.default_rng(seed)
     draws = np.empty((n_boot, k))
@@ -212,9 +298,9 @@ def bradley_terry(
             warnings.simplefilter("ignore", RuntimeWarning)
             low, high = np.nanpercentile(draws, [2.5, 97.5], axis=0)
 
-    appear = pd.concat([data["a"], data["b"]])
-    n = appear.value_counts()
-    neither = pd.concat([data.loc[data["outcome"] == "neither", c] for c in ("a", "b")])
+    mine = data[data["a"].isin(index) | data["b"].isin(index)]
+    n = pd.concat([mine["a"], mine["b"]]).value_counts()
+    neither = pd.concat([mine.loc[mine["outcome"] == "neither", c] for c in ("a", "b")])
     won = pd.concat([decided["a"], decided["b"]], ignore_index=True).to_frame("model")
     won["score"] = np.concatenate([score, 1 - score])
     table = pd.DataFrame(
@@ -229,5 +315,7 @@ def bradley_terry(
         }
     )
     table = table.sort_values("strength", ascending=False, ignore_index=True)
-    table.insert(0, "rank", np.arange(1, len(table) + 1))
+    ranked = table["strength"].notna()
+    table.insert(0, "rank", pd.array([pd.NA] * len(table), dtype="Int64"))
+    table.loc[ranked, "rank"] = np.arange(1, int(ranked.sum()) + 1)
     return table[BT_COLUMNS]

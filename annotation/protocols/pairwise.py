@@ -221,9 +221,25 @@ class PairwiseProtocol(Protocol):
         report.tables["ratios"] = matrix.reset_index()
         if parameters["groups"]:
             report.tables["groups"] = ranking.group_ratios(matrix, parameters["groups"])
-        report.tables["bradley_terry"] = ranking.bradley_terry(
+        rankings = ranking.bradley_terry_components(
             data, prior=float(parameters["bt_prior"]), n_boot=int(parameters["n_boot"])
         )
+        if len(rankings) == 1:
+            report.tables["bradley_terry"] = rankings[0]
+        else:  # one ranking per component, never one across them
+            for number, table in enumerate(rankings, start=1):
+                report.tables[f"bradley_terry_{number}"] = table
+            groups = "; ".join(
+                f"group {number}: {', '.join(sorted(table['model']))}"
+                for number, table in enumerate(rankings, start=1)
+            )
+            report.notes.append(
+                f"The models form {len(rankings)} groups that were never compared with each "
+                f"other ({groups}). Bradley–Terry strengths are estimated and ranked within "
+                "each group (tables bradley_terry_1, bradley_terry_2, …); they are not "
+                "comparable across groups, so there is no overall ranking. Compare models "
+                "of different groups to rank them together."
+            )
         report.tables["agreement"] = reports.agreement_table(
             data.assign(group="choice", value=data["outcome"]),
             level="nominal",
@@ -244,7 +260,7 @@ class PairwiseProtocol(Protocol):
             "a bootstrap over items."
         )
         report.figures["ratio_heatmap"] = heatmap_figure(matrix)
-        report.figures["bradley_terry"] = ranking_figure(report.tables["bradley_terry"])
+        report.figures["bradley_terry"] = ranking_figure(rankings)
         return report
 
     def simulate_answers(
@@ -331,23 +347,28 @@ def heatmap_figure(matrix: pd.DataFrame) -> Figure:
     return fig
 
 
-def ranking_figure(table: pd.DataFrame) -> Figure:
-    """Draw Bradley–Terry log-strengths with their 95% CIs, best at the top."""
-    fig = Figure(figsize=(5.5, 1.2 + 0.45 * max(1, len(table))))
-    ax = fig.subplots()
-    rows = table.iloc[::-1]
-    y = np.arange(len(rows))
-    strength = rows["strength"].to_numpy(dtype=float)
-    errors = np.vstack(
-        [
-            strength - rows["ci_low"].to_numpy(dtype=float),
-            rows["ci_high"].to_numpy(dtype=float) - strength,
-        ]
-    )
-    ax.errorbar(strength, y, xerr=np.nan_to_num(errors), fmt="o", capsize=3)
-    ax.set_yticks(y, rows["model"])
-    ax.axvline(0, color="grey", linewidth=0.5)
-    ax.set_xlabel("Bradley–Terry log-strength (95% CI)")
-    ax.spines[["top", "right"]].set_visible(False)
+def ranking_figure(rankings: list[pd.DataFrame]) -> Figure:
+    """Draw Bradley–Terry log-strengths with their 95% CIs, best at the top: one panel per
+    component of the comparison graph, each on its own scale (they are not comparable)."""
+    heights = [max(1, len(t)) for t in rankings] or [1]
+    fig = Figure(figsize=(5.5, 1.2 + 0.45 * sum(heights) + 0.5 * (len(heights) - 1)))
+    axes = fig.subplots(len(heights), 1, squeeze=False, height_ratios=heights)[:, 0]
+    for number, (ax, table) in enumerate(zip(axes, rankings, strict=False), start=1):
+        rows = table.iloc[::-1]
+        y = np.arange(len(rows))
+        strength = rows["strength"].to_numpy(dtype=float)
+        errors = np.vstack(
+            [
+                strength - rows["ci_low"].to_numpy(dtype=float),
+                rows["ci_high"].to_numpy(dtype=float) - strength,
+            ]
+        )
+        ax.errorbar(strength, y, xerr=np.nan_to_num(errors), fmt="o", capsize=3)
+        ax.set_yticks(y, rows["model"])
+        ax.axvline(0, color="grey", linewidth=0.5)
+        ax.spines[["top", "right"]].set_visible(False)
+        if len(rankings) > 1:
+            ax.set_title(f"Group {number} (not comparable with the other groups)", fontsize=9)
+    axes[-1].set_xlabel("Bradley–Terry log-strength (95% CI)")
     fig.tight_layout()
     return fig

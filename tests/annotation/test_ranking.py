@@ -7,7 +7,18 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
-from annotation.ranking import bradley_terry, group_ratios, pair_table, ratio_matrix
+from annotation.ranking import (
+    DisconnectedComparisons,
+    bradley_terry,
+    bradley_terry_components,
+    comparison_components,
+    group_ratios,
+    pair_table,
+    ratio_matrix,
+)
+
+# A–B and C–D never linked: the example, which a single fit ranked A > C = D > B.
+DISCONNECTED = [("A", "B", "a", 8), ("A", "B", "b", 2), ("C", "D", "a", 5), ("C", "D", "b", 5)]
 
 
 def outcomes(rows):
@@ -117,3 +128,58 @@ def test_unknown_outcomes_and_self_comparisons_are_refused():
         pair_table(pd.DataFrame({"item": ["1"], "a": ["A"], "b": ["B"], "outcome": ["first"]}))
     with pytest.raises(ValueError, match="itself"):
         bradley_terry(pd.DataFrame({"item": ["1"], "a": ["A"], "b": ["A"], "outcome": ["a"]}))
+
+
+def test_components_of_a_disconnected_design_are_found_largest_first():
+    data = outcomes([*DISCONNECTED, ("E", "F", "a", 1), ("F", "G", "both", 1)])
+    assert comparison_components(data) == [["E", "F", "G"], ["A", "B"], ["C", "D"]]
+
+
+def test_a_chain_of_comparisons_is_one_component():
+    data = outcomes([("A", "B", "a", 3), ("B", "C", "b", 2), ("D", "C", "both", 1)])
+    assert comparison_components(data) == [["A", "B", "C", "D"]]
+
+
+def test_a_link_made_only_of_neither_judgments_connects_nothing():
+    data = outcomes([("A", "B", "a", 3), ("B", "C", "neither", 4)])
+    assert comparison_components(data) == [["A", "B"], ["C"]]
+
+
+def test_a_single_ranking_across_components_is_refused_naming_them():
+    with pytest.raises(DisconnectedComparisons) as exc:
+        bradley_terry(outcomes(DISCONNECTED), n_boot=0)
+    assert exc.value.components == [["A", "B"], ["C", "D"]]
+    assert "{A, B}; {C, D}" in str(exc.value) and "not comparable" in str(exc.value)
+
+
+def test_each_component_is_ranked_alone_with_strengths_of_mean_zero_and_its_own_cis():
+    exact = bradley_terry_components(outcomes(DISCONNECTED), prior=0, n_boot=0)
+    assert [list(t["model"]) for t in exact] == [["A", "B"], ["C", "D"]]
+    first, second = (t.set_index("model") for t in exact)
+    assert list(first["rank"]) == [1, 2] and list(second["rank"]) == [1, 2]
+    assert first.loc["A", "strength"] == pytest.approx(math.log(4) / 2)  # odds 8:2, centred
+    assert second.loc["C", "strength"] == pytest.approx(0.0, abs=1e-9)
+    tables = bradley_terry_components(outcomes(DISCONNECTED), n_boot=200)
+    for table in tables:
+        assert table["strength"].sum() == pytest.approx(0.0, abs=1e-9)
+        assert (table["ci_low"] <= table["strength"]).all()
+        assert (table["strength"] <= table["ci_high"]).all()
+    alone = bradley_terry(outcomes(DISCONNECTED[:2]), n_boot=200)
+    pd.testing.assert_frame_equal(tables[0], alone)
+
+
+def test_a_connected_design_gives_the_same_single_ranking_both_ways():
+    data = outcomes([*DISCONNECTED[:3], ("C", "D", "b", 3), ("B", "C", "a", 3), ("B", "C", "b", 1)])
+    assert comparison_components(data) == [["A", "B", "C", "D"]]
+    (only,) = bradley_terry_components(data, n_boot=100)
+    pd.testing.assert_frame_equal(only, bradley_terry(data, n_boot=100))
+    assert list(only["model"]) == ["A", "B", "C", "D"] and list(only["rank"]) == [1, 2, 3, 4]
+
+
+def test_a_model_judged_only_neither_has_no_strength_and_no_rank():
+    data = outcomes([("A", "B", "a", 3), ("A", "B", "b", 1), ("B", "C", "neither", 2)])
+    ranked, alone = bradley_terry_components(data, n_boot=50)
+    assert list(ranked["rank"]) == [1, 2]
+    row = alone.iloc[0]
+    assert row["model"] == "C" and pd.isna(row["rank"]) and np.isnan(row["strength"])
+    assert row["n"] == 2 and row["neither_rate"] == 1.0

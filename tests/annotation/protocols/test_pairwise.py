@@ -90,6 +90,50 @@ def test_report_maps_shown_positions_back_to_models_by_hand():
     assert not any("Fewer than" in n for n in report.notes)
 
 
+def _report_of(pairs):
+    """Build the A/B report of (model_a, model_b, choice, count) rows, shown in order a, b."""
+    items, rows = [], []
+    for a, b, choice, count in pairs:
+        key = f"{a}~{b}"
+        if key not in {i["item"] for i in items}:
+            items.append({"item": key, "payload": payload(model_a=a, model_b=b)})
+        for n in range(count):
+            rows.append(
+                {
+                    "item": key,
+                    "rater": f"{key}-{choice}-{n}",
+                    "question": "choice",
+                    "value": choice,
+                    "presentation": {"order": ["a", "b"]},
+                }
+            )
+    return AB.report(PARAMS, pd.DataFrame(items), pd.DataFrame(rows))
+
+
+def test_a_disconnected_design_gets_one_ranking_per_group_and_a_note_saying_so():
+    report = _report_of(
+        [("A", "B", "first", 8), ("A", "B", "second", 2), ("C", "D", "first", 5)]
+        + [("C", "D", "second", 5)]
+    )
+    assert "bradley_terry" not in report.tables
+    assert list(report.tables["bradley_terry_1"]["model"]) == ["A", "B"]
+    assert list(report.tables["bradley_terry_2"]["model"]) == ["C", "D"]
+    note = next(n for n in report.notes if "never compared" in n)
+    assert "group 1: A, B; group 2: C, D" in note and "no overall ranking" in note
+    assert len(report.figures["bradley_terry"].axes) == 2
+
+
+def test_a_connected_design_gets_one_ranking_and_no_note():
+    report = _report_of(
+        [("A", "B", "first", 8), ("A", "B", "second", 2), ("B", "C", "first", 4)]
+        + [("B", "C", "second", 2)]
+    )
+    assert list(report.tables["bradley_terry"]["model"]) == ["A", "B", "C"]
+    assert not any(k.startswith("bradley_terry_") for k in report.tables)
+    assert not any("never compared" in n for n in report.notes)
+    assert len(report.figures["bradley_terry"].axes) == 1
+
+
 def test_parameters_are_validated():
     with pytest.raises(InvalidParameters) as refused:
         AB.clean_parameters({"groups": {"g": [["a"]]}, "bt_prior": -1, "n_boot": "x"})

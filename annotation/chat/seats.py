@@ -431,7 +431,9 @@ def _ssa_state(seat: ChatSeat, parameters: Mapping[str, Any]) -> dict[str, Any]:
         and not failed
         and reply_fits(count, parameters)
         and utterances[-1].speaker == "bot",
-        "can_end": idle and (count >= parameters["min_turns"] or bool(failed)),
+        "can_end": seat.stage == ChatSeat.Stage.CHATTING
+        and idle
+        and (count >= parameters["min_turns"] or bool(failed)),
         "min_turns": parameters["min_turns"],
         "max_turns": parameters["max_turns"],
         "turns": count,

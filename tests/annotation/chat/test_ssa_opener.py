@@ -146,7 +146,7 @@ def test_a_chat_at_the_turn_limit_ends_on_a_labeled_bot_turn(
         return state
 
     final = async_to_sync(scenario)()
-    assert final["stage"] == "done"
+    assert final["stage"] == "done" and not final["can_end"] and not final["your_turn"]
     dialogue = Dialogue.objects.get(campaign=campaign)
     speakers = list(dialogue.utterances.order_by("index").values_list("speaker", flat=True))
     assert len(speakers) == turns and speakers[-1] == "bot" and dialogue.status == "complete"

@@ -59,8 +59,7 @@ EMOTIONS: tuple[str, ...] = (
 ROLES = ("speaker", "listener")
 # A candidate sentence end: a run of . ! ? … (closing quotes or brackets after it) followed by
 # a space or the end, so "3.5" and "example.com" never end a sentence.
-_SENTENCE_END = re.compile(r"([.!?…]+)[\"')\]’”]*(?=\s|$)")
-_TOKEN_BEFORE = re.compile(r"([\w.]+)$")
+_SENTENCE_END = re.compile(r"(?<![.!?…])([.!?…]+)[\"')\]’”]*(?=\s|$)")
 _NEXT_WORD = re.compile(r"\s*[\"'(\[‘“]*(\w)")
 # Abbreviations that never end a sentence: titles before a name, Latin "e.g." and the like.
 _NEVER_END = frozenset(
@@ -126,8 +125,10 @@ def _ends_sentence(text: str, match: re.Match[str]) -> bool:
         return True
     if marks != ".":  # an ellipsis
         return capitalised
-    before = _TOKEN_BEFORE.search(text, 0, match.start())
-    token = before.group(1) if before else ""
+    start = match.start()
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "._"):
+        start -= 1  # back over the word before: no earlier end lies inside it
+    token = text[start : match.start()]
     bare = token.replace(".", "").lower()
     if bare in _NEVER_END or (len(bare) == 1 and bare.isalpha() and token[-1:].isupper()):
         return False  # "Dr. Smith", "J. K. Rowling"

@@ -118,8 +118,10 @@ def is_question(turn: str) -> bool:
 def _interrogative(words: list[str], *, first_clause: bool) -> bool:
     if words[-2:] in _AND_YOU and len(words) <= 4:  # "and you", "fine thanks and you"
         return True
-    while words and words[0] in _OPENERS:
-        words = words[1:]
+    start = 0
+    while start < len(words) and words[start] in _OPENERS:
+        start += 1
+    words = words[start:]
     if not words:
         return False
     first, second = words[0], words[1] if len(words) > 1 else ""

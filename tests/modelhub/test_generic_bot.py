@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,10 @@ def test_the_bench_says_when_the_logs_are_missing(tmp_path):
         [sys.executable, str(BENCH), "--data", str(tmp_path)], capture_output=True, text=True
     )
     assert run.returncode == 1 and "missing meena.txt" in run.stderr
+
+
+@pytest.mark.parametrize("turn", ["oh " * 50_000, "what, " * 40_000, "a. " * 100_000])
+def test_a_long_turn_is_classified_in_linear_time(turn):
+    started = time.perf_counter()
+    is_question(turn)
+    assert time.perf_counter() - started < 2  # a quadratic scan took seconds to minutes

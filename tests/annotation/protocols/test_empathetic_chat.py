@@ -1,6 +1,7 @@
 """ED collection: the balancing rule, the situation's checks and the parameters."""
 
 import random
+import time
 from collections import Counter
 
 import pytest
@@ -89,6 +90,13 @@ def test_abbreviations_initials_decimals_and_ellipses_do_not_end_a_sentence(text
 )
 def test_a_dotted_abbreviation_before_a_capitalised_word_ends_a_sentence(text, n):
     assert sentences(text) == n
+
+
+@pytest.mark.parametrize("text", ["Dr. " * 50_000, "." * 100_000 + "a", "a." * 100_000 + " b"])
+def test_sentences_of_a_long_text_are_counted_in_linear_time(text):
+    started = time.perf_counter()
+    sentences(text)
+    assert time.perf_counter() - started < 2  # "Dr. " * 50,000 took 316 s with a rescan
 
 
 def test_a_three_sentence_situation_with_abbreviations_is_accepted():

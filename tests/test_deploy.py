@@ -181,6 +181,9 @@ def hidden(page: str, name: str) -> str:
 def stack(tmp_path) -> Iterator[tuple[str, Processes, dict[str, str]]]:
     if connection.vendor != "postgresql" or not settings.REDIS_URL:
         pytest.skip("needs PostgreSQL, CELERY_BROKER_URL and REDIS_URL (the production parts)")
+    from evalsite.celery import app
+
+    app.control.purge()  # tasks earlier tests queued with no worker must not run here
     services = compose()["services"]
     db = connection.settings_dict
     port = free_port()

@@ -92,7 +92,7 @@ def read_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
         parts.port  # noqa: B018 -- raises ValueError on a port that is not a number
     except ValueError:
         fail(name, f"a URL {_forms(schemes)}", value)
-    if parts.scheme not in schemes or not (parts.hostname or parts.scheme == "memory"):
+    if parts.scheme not in schemes or not parts.hostname:
         fail(name, f"a URL {_forms(schemes)}", value)
     return value
 

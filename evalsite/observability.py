@@ -122,6 +122,12 @@ def metrics_middleware(get_response: Callable[[HttpRequest], HttpResponse]) -> C
 class _LiveCollector:
     """Numbers read from the database at scrape time, right whichever process serves it."""
 
+    def describe(self) -> Iterator[Any]:
+        """The metric's name for registration, without a query (apps may not be migrated)."""
+        from prometheus_client.core import GaugeMetricFamily
+
+        yield GaugeMetricFamily("evalsite_active_chats", "Live chat conversations in progress.")
+
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import GaugeMetricFamily
 
@@ -164,6 +170,9 @@ def metrics_connect() -> None:
             start_http_server(settings.METRICS_PORT, registry=metrics_registry())
             logger.info("metrics on port %s", settings.METRICS_PORT)
 
+    from prometheus_client import REGISTRY
+
+    REGISTRY.register(_LiveCollector())
     post_save.connect(judgment_saved, sender=Judgment, weak=False)
     task_prerun.connect(prerun, weak=False)
     task_postrun.connect(postrun, weak=False)
@@ -171,29 +180,17 @@ def metrics_connect() -> None:
 
 
 def metrics_registry() -> Any:
-    """The registry to expose: the processes' shared files in multiprocess mode, plus the
-    numbers read from the database."""
+    """The registry to expose: the web processes' shared files in multiprocess mode, else
+    this process's own; both with the numbers read from the database."""
     from prometheus_client import REGISTRY, CollectorRegistry
     from prometheus_client.multiprocess import MultiProcessCollector
 
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        registry = CollectorRegistry()
-        MultiProcessCollector(registry)
-    else:
-        registry = CollectorRegistry()
-        registry.register(_ProcessMetrics(REGISTRY))
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return REGISTRY  # metrics_connect registered the live collector in it
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)
     registry.register(_LiveCollector())
     return registry
-
-
-class _ProcessMetrics:
-    """This process's own metrics (one process: no multiprocess directory)."""
-
-    def __init__(self, source: Any) -> None:
-        self.source = source
-
-    def collect(self) -> Iterator[Any]:
-        yield from self.source.collect()
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:

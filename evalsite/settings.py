@@ -66,7 +66,6 @@ if PRODUCTION and (len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5):
         "DJANGO_SECRET_KEY",
         "at least 50 random characters when EVALSITE_PRODUCTION=true "
         "(python -c 'import secrets; print(secrets.token_urlsafe(50))')",
-        None,
     )
 if not SECRET_KEY:
     SECRET_KEY = _local_secret_key(DATA_DIR / "secret_key")

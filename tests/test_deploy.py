@@ -27,6 +27,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -328,7 +329,10 @@ def test_production_stack_runs_a_study_and_a_live_chat_end_to_end(stack, tmp_pat
     campaign_set_status(campaign=chat, status="live")
     status, _, page = Browser(base).request("/task/deploy-chat/?workerId=talker")
     path = re.search(r'data-ws-path="([^"]+)"', page).group(1).replace("&amp;", "&")
-    reply = asyncio.run(_chat(base.replace("http", "ws") + path))
+    # In a thread of its own: earlier tests (Playwright) may leave a loop running in this one.
+    url = base.replace("http", "ws") + path
+    with ThreadPoolExecutor(1) as pool:
+        reply = pool.submit(asyncio.run, _chat(url)).result(timeout=120)
     assert reply == "I don't know."
     assert Utterance.objects.filter(dialogue__campaign=chat, speaker="bot").count() == 2
     assert "chat_bot_turn" in processes.log("inference")

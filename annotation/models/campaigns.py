@@ -19,6 +19,11 @@ def protocol_choices() -> list[tuple[str, str]]:
     return [(p.name, p.title) for p in registry.all()]
 
 
+def shuffle_new() -> int:
+    """Return an item's fixed random rank; allocation draws among equals from a random one."""
+    return secrets.randbelow(2**31)
+
+
 def pseudonym_new() -> str:
     """Return a fresh random pseudonym; it is stored, so it stays stable for ever."""
     return "W" + secrets.token_hex(6).upper()
@@ -137,12 +142,28 @@ class Item(models.Model):
         help_text="For a hidden gold check: the accepted answers, {question: [values]}. "
         "Gold items never count in reports.",
     )
+    # Kept by allocation.py under the item's row lock (docs/architecture.md, "Allocation"):
+    # ``judged`` counts the workers who judged the item, ``claims`` those plus its lease rows.
+    judged = models.PositiveIntegerField(default=0, editable=False)
+    claims = models.PositiveIntegerField(default=0, editable=False)
+    shuffle = models.IntegerField(default=shuffle_new, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "key"], name="item_unique_key_per_campaign")
+            models.UniqueConstraint(fields=["campaign", "key"], name="item_unique_key_per_campaign"),
+            models.CheckConstraint(
+                condition=Q(claims__gte=models.F("judged")), name="item_claims_gte_judged"
+            ),
+        ]
+        indexes = [
+            # The open items of a campaign, fewest claims first, in a random order among equals.
+            models.Index(
+                fields=["campaign", "claims", "shuffle"],
+                condition=Q(gold__isnull=True),
+                name="item_open_idx",
+            )
         ]
 
     def __str__(self) -> str:
@@ -270,7 +291,7 @@ class Lease(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["item", "worker"], name="lease_unique_item_worker")
         ]
-        indexes = [models.Index(fields=["item", "expires_at"])]
+        indexes = [models.Index(fields=["item", "expires_at"]), models.Index(fields=["expires_at"])]
 
     def __str__(self) -> str:
         return f"lease {self.item_id} → {self.worker_id}"

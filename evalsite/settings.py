@@ -140,6 +140,29 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"transaction_mode": "IMMEDIATE", "timeout": 20}
     )
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# PostgreSQL connections come from a bounded pool in each process (psycopg_pool through
+# Django's "pool" option): under ASGI every request in flight runs in a thread of its own, and
+# without a cap a launch burst opened one connection each until PostgreSQL refused clients.
+# With the pool a burst queues for a connection; one that waits longer than the timeout is
+# answered 503 + Retry-After (evalsite.overload). EVALSITE_DB_POOL_MAX=0 turns the pool off.
+DB_POOL_MIN = read_int("EVALSITE_DB_POOL_MIN", 1)
+DB_POOL_MAX = read_int("EVALSITE_DB_POOL_MAX", 10)
+DB_POOL_TIMEOUT = read_float("EVALSITE_DB_POOL_TIMEOUT", 10.0, low=0.1, high=600.0)
+if DB_POOL_MAX and DB_POOL_MIN > DB_POOL_MAX:
+    fail("EVALSITE_DB_POOL_MIN", f"at most EVALSITE_DB_POOL_MAX ({DB_POOL_MAX})", str(DB_POOL_MIN))
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_MAX:
+    if DATABASES["default"].get("CONN_MAX_AGE"):
+        fail(
+            "DATABASE_URL", "no conn_max_age with the pool (EVALSITE_DB_POOL_MAX=0 to turn it off)"
+        )
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # a pooled connection goes back at request end
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": DB_POOL_MIN,
+        "max_size": DB_POOL_MAX,
+        "timeout": DB_POOL_TIMEOUT,
+    }
+# Seconds a client is told to wait (Retry-After) when the server is overloaded.
+RETRY_AFTER_SECONDS = read_int("EVALSITE_RETRY_AFTER", 3, minimum=1)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -14,11 +14,13 @@ from annotation.models.campaigns import (
 from annotation.models.chats import ChatPair, ChatSeat
 from annotation.models.dialogues import Dataset, Dialogue, Situation, Utterance
 from annotation.models.payments import AuditLog, Hit, Payment, Publication, WorkerBlock
+from annotation.models.tallies import CampaignTally
 
 __all__ = [
     "Assignment",
     "AuditLog",
     "Campaign",
+    "CampaignTally",
     "ChatPair",
     "ChatSeat",
     "Dataset",

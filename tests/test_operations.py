@@ -64,6 +64,9 @@ def test_a_fresh_data_folder_is_created_before_the_database_opens(tmp_path):
         ("PROLIFIC_FEE_RATE", "43%", "a number from 0.0 to 1.0"),
         ("LOG_LEVEL", "LOUD", "DEBUG, INFO"),
         ("EVALSITE_DATA_DIR", "/proc/evalsite", "a folder this process can create"),
+        ("EVALSITE_DB_POOL_MAX", "ten", "a whole number ≥ 0"),
+        ("EVALSITE_DB_POOL_TIMEOUT", "0", "a number from 0.1 to 600.0"),
+        ("EVALSITE_RETRY_AFTER", "0", "a whole number ≥ 1"),
     ],
 )
 def test_a_malformed_variable_stops_the_process_with_one_line_naming_it(

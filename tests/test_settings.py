@@ -62,3 +62,48 @@ def test_celery_is_configured_for_safe_delivery():
     assert conf.task_time_limit and conf.task_soft_time_limit < conf.task_time_limit
     assert {q.name for q in conf.task_queues} == {"default", "inference"}
     assert conf.task_routes["modelhub.tasks.*"] == {"queue": "inference"}
+
+
+def database_with(**env: str) -> subprocess.CompletedProcess[str]:
+    """The default database's settings under ``env`` (DATABASE_URL given or SQLite)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "EVALSITE_"))}
+    clean.update(env, DJANGO_SETTINGS_MODULE="evalsite.settings")
+    code = (
+        "import json, django; from django.conf import settings; django.setup(); "
+        "d = settings.DATABASES['default']; "
+        "print(json.dumps({'pool': d.get('OPTIONS', {}).get('pool'), 'age': d['CONN_MAX_AGE']}))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True
+    )
+
+
+POSTGRES = "postgres://u@127.0.0.1:5432/x"
+
+
+def test_postgresql_connections_come_from_a_bounded_pool_sized_by_the_environment():
+    assert json.loads(database_with(DATABASE_URL=POSTGRES).stdout) == {
+        "pool": {"min_size": 1, "max_size": 10, "timeout": 10.0},
+        "age": 0,
+    }
+    sized = database_with(
+        DATABASE_URL=POSTGRES,
+        EVALSITE_DB_POOL_MIN="2",
+        EVALSITE_DB_POOL_MAX="5",
+        EVALSITE_DB_POOL_TIMEOUT="1.5",
+    )
+    assert json.loads(sized.stdout)["pool"] == {"min_size": 2, "max_size": 5, "timeout": 1.5}
+
+
+def test_the_pool_is_off_with_max_zero_and_on_sqlite():
+    off = database_with(DATABASE_URL=POSTGRES + "?conn_max_age=60", EVALSITE_DB_POOL_MAX="0")
+    assert json.loads(off.stdout) == {"pool": None, "age": 60}
+    assert json.loads(database_with().stdout)["pool"] is None
+
+
+def test_a_pool_refuses_persistent_connections_and_a_minimum_above_its_maximum():
+    persistent = database_with(DATABASE_URL=POSTGRES + "?conn_max_age=60")
+    assert persistent.returncode == 1 and "DATABASE_URL" in persistent.stderr
+    upside_down = database_with(EVALSITE_DB_POOL_MIN="20", EVALSITE_DB_POOL_MAX="10")
+    assert upside_down.returncode == 1
+    assert "EVALSITE_DB_POOL_MIN" in upside_down.stderr and "Traceback" not in upside_down.stderr

@@ -1,123 +1,192 @@
-"""Which item a worker gets next.
+"""Which item a worker gets next, in time that does not grow with the campaign.
 
-An item is open while its *claims* — workers who judged it plus live leases — are fewer than
-the campaign's redundancy. A worker never gets an item they judged. Leases expire, so
-abandoned work returns to the pool. Hidden gold checks (quality.py) are slipped in at the
-campaign's gold rate and are exempt from redundancy.
+Every item keeps two counters that only this module changes: ``judged`` (the workers who
+judged it) and ``claims`` (``judged`` plus the item's lease rows, live or expired). An item
+is open while ``claims < redundancy``. A worker never gets an item they judged or hold. The
+next item is drawn among the open items with the fewest claims, starting from a random point
+of the items' fixed random ``shuffle`` rank, so workers spread over the campaign instead of
+all rating its first items in key order. The partial index ``item_open_idx`` (campaign,
+claims, shuffle) turns that into two short index scans, whatever the campaign's size.
 
-Concurrency: every lease is created while holding the item's row lock, and the claims are
-counted again after the lock is taken (a new statement, so a fresh snapshot under READ
-COMMITTED). Candidates are locked with ``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so
-concurrent workers take different items instead of queueing on one. On SQLite, whose
+Why the counters stay exact (docs/architecture.md, "Allocation"):
+- a lease is created under its item's row lock, after the lock re-read ``claims``; the
+  insert and ``claims + 1`` commit together;
+- a lease turns into a judgment (``lease_fulfil``) in the transaction that stores the
+  judgment: ``judged + 1``, ``claims`` unchanged;
+- a lease is released (expired, assignment closed) by deleting it by primary key and
+  subtracting the number of rows that DELETE removed, so two releases of one lease subtract
+  once.
+Leases expire: an expired lease keeps its claim until it is released, which happens to the
+worker's own leases on their next request, to a campaign's expired leases when it seems to
+have no open item left, and to all of them in the housekeeping task.
+
+Concurrency: candidates are locked with ``FOR UPDATE SKIP LOCKED`` on PostgreSQL, so
+concurrent workers take different items instead of queueing on one; under READ COMMITTED the
+locked row is the latest version, re-checked against the query's conditions. On SQLite, whose
 transactions are IMMEDIATE in our settings, allocations are serialised by the database lock.
+Hidden gold checks (quality.py) are slipped in at the campaign's gold rate and are exempt from
+redundancy.
 """
 
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
+from annotation.exceptions import Conflict
 from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
 
-# After this many candidates turned out full on recount, give up for this request; the worker
-# simply asks again.
-_MAX_ATTEMPTS = 20
+# Expired leases released at most per sweep of one campaign (the housekeeping task loops).
+_SWEEP = 500
+
+_RANK = random.SystemRandom()
 
 
-def _claims_subqueries(now: datetime) -> tuple[Subquery, Subquery]:
-    judged = (
-        Judgment.objects.filter(item=OuterRef("pk"))
-        .order_by()
-        .values("item")
-        .annotate(c=Count("worker", distinct=True))
-        .values("c")
-    )
-    leased = (
-        Lease.objects.filter(item=OuterRef("pk"), expires_at__gt=now)
-        .order_by()
-        .values("item")
-        .annotate(c=Count("pk"))
-        .values("c")
-    )
-    return (
-        Subquery(judged, output_field=IntegerField()),
-        Subquery(leased, output_field=IntegerField()),
+def _open(campaign: Campaign, worker: Worker) -> QuerySet[Item]:
+    """Return the campaign's open items that this worker has neither judged nor holds."""
+    return Item.objects.filter(
+        campaign=campaign, gold__isnull=True, claims__lt=campaign.redundancy
+    ).exclude(
+        Exists(Judgment.objects.filter(item=OuterRef("pk"), worker=worker))
+        | Exists(Lease.objects.filter(item=OuterRef("pk"), worker=worker))
     )
 
 
-def open_items(*, campaign: Campaign, worker: Worker, now: datetime) -> QuerySet[Item]:
-    """Return the campaign's items this worker may still get, fewest claims first."""
-    judged, leased = _claims_subqueries(now)
-    return (
-        Item.objects.filter(campaign=campaign, gold__isnull=True)
-        .exclude(judgments__worker=worker)
-        .exclude(leases__worker=worker)
-        .annotate(claims=Coalesce(judged, Value(0)) + Coalesce(leased, Value(0)))
-        .filter(claims__lt=campaign.redundancy)
-        .order_by("claims", "pk")
+def _candidates(campaign: Campaign, worker: Worker) -> list[QuerySet[Item]]:
+    """Return the queries to try in turn, each ordered so its first row is the one to take.
+
+    First the fewest-claimed level from a random rank upwards, then the same level from the
+    lowest rank (the wrap-around), then any open item, fewest claims first (when the worker
+    judged every item of the lowest level, or all of them are locked by other requests).
+    """
+    level = Subquery(
+        Item.objects.filter(campaign=campaign, gold__isnull=True, claims__lt=campaign.redundancy)
+        .order_by("claims")
+        .values("claims")[:1]
     )
+    rank = _RANK.randrange(2**31)
+    mine = _open(campaign, worker)
+    return [
+        mine.filter(claims=level, shuffle__gte=rank).order_by("shuffle"),
+        mine.filter(claims=level, shuffle__lt=rank).order_by("shuffle"),
+        mine.order_by("claims", "shuffle"),
+    ]
 
 
-def item_claims(*, item: Item, now: datetime, exclude_worker: Worker | None = None) -> int:
-    """Count the workers who judged ``item`` plus the live leases on it."""
-    judged = Judgment.objects.filter(item=item)
-    leased = Lease.objects.filter(item=item, expires_at__gt=now)
-    if exclude_worker is not None:
-        judged = judged.exclude(worker=exclude_worker)
-        leased = leased.exclude(worker=exclude_worker)
-    return judged.values("worker").distinct().count() + leased.count()
+def items_available(*, campaign: Campaign, worker: Worker, now: datetime) -> bool:
+    """Tell whether the worker could be given an item now (expired leases released first
+    if none seems open)."""
+    if _open(campaign, worker).exists():
+        return True
+    return leases_release_expired(campaign=campaign, now=now) > 0 and (
+        _open(campaign, worker).exists()
+    )
 
 
 def item_next(*, assignment: Assignment, now: datetime | None = None) -> Item | None:
     """Return the item the assignment's worker should judge now, leased to them; or None.
 
     The worker's live lease in the campaign comes first, so reloading the page shows the same
-    item. Otherwise the worker's expired leases are dropped and a new item is leased.
+    item. Otherwise the worker's expired leases are released and a new item is leased.
     """
     now = now or timezone.now()
     campaign = assignment.campaign
     worker = assignment.worker
     with transaction.atomic():
-        mine = Lease.objects.filter(worker=worker, item__campaign=campaign)
-        live = mine.filter(expires_at__gt=now).select_related("item").order_by("pk").first()
+        mine = list(
+            Lease.objects.filter(worker=worker, item__campaign=campaign)
+            .select_related("item")
+            .order_by("pk")
+        )
+        live = next((lease for lease in mine if lease.expires_at > now), None)
         if live is not None:
             if live.assignment_id != assignment.pk:
                 Lease.objects.filter(pk=live.pk).update(assignment=assignment)
             return live.item
-        mine.filter(expires_at__lte=now).delete()
+        _release([(lease.pk, lease.item_id) for lease in mine])
 
         gold = _gold_pick(campaign, worker)
         if gold is not None:
             return _lease(gold, assignment, now)
-        tried: list[int] = []
-        for _ in range(_MAX_ATTEMPTS):
-            candidate = (
-                open_items(campaign=campaign, worker=worker, now=now)
-                .exclude(pk__in=tried)
-                .select_for_update(skip_locked=True, of=("self",))
-                .first()
-            )
-            if candidate is None:
-                return None
-            if item_claims(item=candidate, now=now) < campaign.redundancy:
-                return _lease(candidate, assignment, now)
-            tried.append(candidate.pk)
+        for sweep in (False, True):
+            if sweep and not leases_release_expired(campaign=campaign, now=now):
+                break
+            for query in _candidates(campaign, worker):
+                item = query.select_for_update(skip_locked=True).first()
+                if item is not None and item.claims < campaign.redundancy:
+                    return _lease(item, assignment, now)
     return None
 
 
-def _lease(item: Item, assignment: Assignment, now: datetime) -> Item:
+def lease_create(*, item: Item, assignment: Assignment, expires_at: datetime) -> Item:
+    """Lease ``item`` to the assignment's worker until ``expires_at``: the one way a lease is
+    made. The caller holds the item's row lock and checked it is open (gold items excepted:
+    they have no redundancy limit to protect)."""
     Lease.objects.create(
-        item=item,
-        worker=assignment.worker,
-        assignment=assignment,
-        expires_at=now + timedelta(seconds=assignment.campaign.lease_seconds),
+        item=item, worker=assignment.worker, assignment=assignment, expires_at=expires_at
     )
+    Item.objects.filter(pk=item.pk).update(claims=F("claims") + 1)
+    item.claims += 1
     return item
+
+
+def _lease(item: Item, assignment: Assignment, now: datetime) -> Item:
+    expires_at = now + timedelta(seconds=assignment.campaign.lease_seconds)
+    return lease_create(item=item, assignment=assignment, expires_at=expires_at)
+
+
+def lease_fulfil(*, lease: Lease, item: Item) -> None:
+    """Turn the worker's lease into their judgment of ``item``: the caller read the item
+    under its row lock and stores the judgments in the same transaction.
+
+    Raise Conflict if the lease was released meanwhile (its time ran out and it was swept).
+    """
+    if not Lease.objects.filter(pk=lease.pk).delete()[0]:
+        raise Conflict(
+            "Your time for this item ran out and it went back to the pool; "
+            "please continue with the next item."
+        )
+    Item.objects.filter(pk=item.pk).update(judged=F("judged") + 1)
+    item.judged += 1
+
+
+def leases_release(leases: QuerySet[Lease]) -> int:
+    """Delete the given leases and give their claims back; return how many were released."""
+    return _release(list(leases.values_list("pk", "item_id")))
+
+
+def _release(leases: list[tuple[int, int]]) -> int:
+    """Delete leases given as (pk, item id) and subtract what each DELETE removed."""
+    by_item: dict[int, list[int]] = defaultdict(list)
+    for pk, item_id in leases:
+        by_item[item_id].append(pk)
+    released = 0
+    for item_id in sorted(by_item):
+        deleted = Lease.objects.filter(pk__in=by_item[item_id]).delete()[0]
+        if deleted:
+            Item.objects.filter(pk=item_id).update(claims=F("claims") - deleted)
+            released += deleted
+    return released
+
+
+def leases_release_expired(*, campaign: Campaign, now: datetime) -> int:
+    """Release up to a sweep's worth of the campaign's expired leases; return how many."""
+    expired = Lease.objects.filter(item__campaign=campaign, expires_at__lte=now).order_by(
+        "expires_at"
+    )
+    return _release(list(expired.values_list("pk", "item_id")[:_SWEEP]))
+
+
+def item_claims(*, item: Item, now: datetime, exclude_worker: Worker) -> int:
+    """Count the workers who judged ``item`` plus the live leases of other workers on it
+    (``item`` read under its row lock)."""
+    others = Lease.objects.filter(item=item, expires_at__gt=now).exclude(worker=exclude_worker)
+    return item.judged + others.count()
 
 
 def _gold_pick(campaign: Campaign, worker: Worker) -> Item | None:
@@ -146,6 +215,14 @@ def _gold_pick(campaign: Campaign, worker: Worker) -> Item | None:
 
 
 def leases_purge_expired(*, now: datetime | None = None) -> int:
-    """Delete expired leases (housekeeping; allocation already ignores them)."""
-    deleted, _ = Lease.objects.filter(expires_at__lte=now or timezone.now()).delete()
-    return deleted
+    """Release every expired lease (housekeeping: allocation releases them as it needs)."""
+    now = now or timezone.now()
+    released = 0
+    while batch := list(
+        Lease.objects.filter(expires_at__lte=now)
+        .order_by("expires_at")
+        .values_list("pk", "item_id")[:_SWEEP]
+    ):
+        with transaction.atomic():
+            released += _release(batch)
+    return released

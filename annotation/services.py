@@ -22,7 +22,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation import quality
-from annotation.allocation import item_claims, item_next, open_items
+from annotation.allocation import (
+    item_claims,
+    item_next,
+    items_available,
+    lease_fulfil,
+    leases_release,
+)
 from annotation.exceptions import Conflict, InvalidParameters, NotAllowed, NotFound
 from annotation.models import (
     Assignment,
@@ -249,7 +255,7 @@ def _assignment_close(assignment: Assignment, status: str, now: datetime | None 
         assignment.completion_code = secrets.token_hex(4).upper()
         fields += ["submitted_at", "completion_code"]
     assignment.save(update_fields=fields)
-    Lease.objects.filter(assignment=assignment).delete()
+    leases_release(Lease.objects.filter(assignment=assignment))
 
 
 def assignment_complete(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
@@ -384,12 +390,15 @@ def _judgment_store(
         raise NotAllowed("This study is not open at the moment.")
     lease = Lease.objects.filter(item=item, worker=worker).first()
     if lease is None:
-        raise NotAllowed("This item was not given to you.")
+        raise NotAllowed(
+            "This item is not held for you: it was not given to you, or your time for it ran "
+            "out and it went back to the pool. Please continue with the next item."
+        )
     if (
         lease.expires_at <= now
         and item_claims(item=item, now=now, exclude_worker=worker) >= locked.campaign.redundancy
     ):
-        lease.delete()
+        leases_release(Lease.objects.filter(pk=lease.pk))
         raise Conflict(
             "Your time for this item ran out and other workers have judged it; "
             "please continue with the next item."
@@ -421,9 +430,9 @@ def _judgment_store(
         )
         for question, value in answered.values.items()
     )
+    lease_fulfil(lease=lease, item=item)
     if item.is_gold:
         quality.gold_record(campaign=locked.campaign, worker=worker)
-    lease.delete()
     locked.last_activity_at = now
     locked.save(update_fields=["last_activity_at"])
     done = assignment_items_done(locked) >= locked.items_target
@@ -490,10 +499,7 @@ def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
         has_live_lease = Lease.objects.filter(
             worker=worker, item__campaign=campaign, expires_at__gt=now
         ).exists()
-        if (
-            not has_live_lease
-            and not open_items(campaign=campaign, worker=worker, now=now).exists()
-        ):
+        if not has_live_lease and not items_available(campaign=campaign, worker=worker, now=now):
             return Visit(kind="nothing")
         assignment = assignment_start(
             campaign=campaign,

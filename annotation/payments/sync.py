@@ -21,6 +21,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.allocation import leases_release
 from annotation.models import (
     Assignment,
     AuditLog,
@@ -102,7 +103,7 @@ def assignment_set_status(*, assignment: Assignment, status: str, now: datetime)
         locked.reviewed_at = now
         fields.append("reviewed_at")
     locked.save(update_fields=fields)
-    Lease.objects.filter(assignment=locked).delete()
+    leases_release(Lease.objects.filter(assignment=locked))
     assignment.status = status
     return True
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.allocation import item_next
+from annotation.allocation import item_next, lease_create, leases_release
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
 from annotation.models import Item, Judgment, Lease, Participation, WorkerBlock
 from annotation.providers import Arrival
@@ -103,9 +103,8 @@ def test_gold_items_are_not_limited_by_redundancy(campaign):
     for _ in range(campaign.redundancy + 2):
         worker = WorkerFactory()
         assignment = assignment_start(campaign=campaign, worker=worker)
-        Lease.objects.create(
+        lease_create(
             item=gold,
-            worker=worker,
             assignment=assignment,
             expires_at=timezone.now() + timedelta(minutes=5),
         )
@@ -120,13 +119,8 @@ def _force_gold(campaign, assignment, answers):
         .exclude(judgments__worker=assignment.worker)
         .first()
     )
-    Lease.objects.filter(worker=assignment.worker).delete()
-    Lease.objects.create(
-        item=gold,
-        worker=assignment.worker,
-        assignment=assignment,
-        expires_at=timezone.now() + timedelta(minutes=5),
-    )
+    leases_release(Lease.objects.filter(worker=assignment.worker))
+    lease_create(item=gold, assignment=assignment, expires_at=timezone.now() + timedelta(minutes=5))
     return _answer(assignment, gold, answers)
 
 
@@ -196,9 +190,7 @@ def test_gold_items_never_count_in_reports_or_progress(campaign):
     gold = Item.objects.get(campaign=campaign, gold__isnull=False)
     worker = WorkerFactory()
     assignment = assignment_start(campaign=campaign, worker=worker)
-    Lease.objects.create(
-        item=gold, worker=worker, assignment=assignment, expires_at=timezone.now() + timedelta(1)
-    )
+    lease_create(item=gold, assignment=assignment, expires_at=timezone.now() + timedelta(1))
     _answer(assignment, gold, GOOD)
     assert "gold-0" not in set(campaign_judgments_frame(campaign)["item"])
     progress = campaign_progress(campaign)
@@ -275,10 +267,9 @@ def test_worker_statistics_report_count_time_gold_agreement_and_flags(campaign):
                 .exclude(judgments__worker=worker)
                 .first()
             )
-            Lease.objects.filter(worker=worker).delete()
-            Lease.objects.create(
+            leases_release(Lease.objects.filter(worker=worker))
+            lease_create(
                 item=item,
-                worker=worker,
                 assignment=assignment,
                 expires_at=timezone.now() + timedelta(minutes=5),
             )
@@ -289,10 +280,9 @@ def test_worker_statistics_report_count_time_gold_agreement_and_flags(campaign):
     for other in others:
         assignment = assignment_start(campaign=campaign, worker=other)
         for item in Item.objects.filter(campaign=campaign, gold__isnull=True)[:3]:
-            Lease.objects.filter(worker=other).delete()
-            Lease.objects.create(
+            leases_release(Lease.objects.filter(worker=other))
+            lease_create(
                 item=item,
-                worker=other,
                 assignment=assignment,
                 expires_at=timezone.now() + timedelta(minutes=5),
             )

@@ -1,18 +1,26 @@
-"""The platform's added latency per bot turn of a live chat (interactive SSA).
+"""The platform's added latency per bot turn of a live chat (interactive SSA), measured through
+the production web server over a real websocket.
 
-For each bot turn: the time from the worker's message leaving the websocket client to the
-state frame with the bot's reply arriving (websocket → consumer → database → Celery broker →
-worker → model → database → channel layer → consumer → websocket), minus the model's own
-time as the task measured it around the model call. Prints the median and p90 in ms.
+It starts the production web server (gunicorn with uvicorn workers, ``deploy/gunicorn.conf.py``)
+on a free port of 127.0.0.1 and a Celery worker for the ``inference`` queue as
+``compose.yaml`` runs it (prefork, one process), then chats over TCP websockets like a browser.
+For each bot turn it times the worker's message leaving the client to the state frame with
+the bot's reply arriving (TCP → gunicorn/uvicorn → consumer → database → broker → worker →
+model → database → channel layer → consumer → TCP), minus the model's own time, which the
+task measures around the model call and the state frame carries (``state["bot"]``).
 
-Conversations are Meena's: up to 28 turns each, a new worker each time. It runs the
-project's ASGI application with channels' communicator, so the channel layer,
-the broker and the worker are the configured ones: run it with CELERY_BROKER_URL, REDIS_URL
-and DATABASE_URL set (the database migrated). By default it starts a Celery worker for the
-``inference`` queue itself (``--no-worker`` to use one already running).
+The bound, from the same run and the same socket: a ``ping`` frame's round trip (TCP → the
+server → one database write → ``pong``), taken just before every turn. A bot turn cannot take
+less than about two of those (the worker's frame in, the reply out) plus a broker hop.
+
+Conversations are Meena's: up to 28 turns each, a new worker each time. Run it with
+PostgreSQL, a broker and Redis (the database migrated):
 
     DATABASE_URL=postgres://… CELERY_BROKER_URL=redis://…/0 REDIS_URL=redis://…/2 \\
-        .venv/bin/python bench/chat.py --turns 40
+        .venv/bin/python bench/chat.py --turns 100
+
+Prints the median and p90 of the added time, of the ping round trip and their ratio, and the
+client-side split of a turn: message → ack (stored, task queued), ack → reply state.
 """
 
 from __future__ import annotations
@@ -21,10 +29,14 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,18 +44,32 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
 
+@dataclass
+class Timings:
+    """Milliseconds per timed bot turn (and the ping just before it)."""
+
+    added: list[float] = field(default_factory=list)
+    model: list[float] = field(default_factory=list)
+    ping: list[float] = field(default_factory=list)
+    ack: list[float] = field(default_factory=list)
+    after_ack: list[float] = field(default_factory=list)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--turns", type=int, default=40, help="bot turns to time (default 40)")
+    parser.add_argument("--turns", type=int, default=100, help="bot turns to time (default 100)")
     parser.add_argument(
         "--model-delay", type=float, default=0.0, help="GenericBot's pretend model time (s)"
     )
     parser.add_argument(
-        "--no-worker", action="store_true", help="use a Celery worker that is already running"
+        "--web-workers", type=int, default=2, help="gunicorn's uvicorn processes (default 2)"
+    )
+    parser.add_argument(
+        "--warm-up", type=int, default=5, help="bot turns before timing starts (default 5)"
     )
     args = parser.parse_args()
-    if args.turns < 1:
-        parser.error("--turns must be at least 1")
+    if args.turns < 2:
+        parser.error("--turns must be at least 2")
 
     import django
 
@@ -52,80 +78,123 @@ def main() -> None:
 
     if settings.CELERY_TASK_ALWAYS_EAGER or not settings.REDIS_URL:
         sys.exit("Set CELERY_BROKER_URL and REDIS_URL: this measures the real path.")
-    worker = None if args.no_worker else _worker_start()
+    from evalsite.celery import app
+
+    app.control.purge()  # tasks an earlier run left behind would delay this one's first turns
+    slug = _campaign(args.model_delay)
+    port = _free_port()
+    logs = Path(tempfile.mkdtemp(prefix="bench-chat-"))
+    processes = [
+        _web_start(port, args.web_workers, logs / "web.log"),
+        _worker_start(logs / "worker.log"),
+    ]
     try:
-        added, model = asyncio.run(_measure(args.turns, args.model_delay))
+        _wait_ready(port, processes)
+        timings = asyncio.run(_measure(port, slug, args.turns, args.warm_up))
     finally:
-        if worker is not None:
-            worker.terminate()
-            worker.wait(timeout=30)
-    _print(added, model, settings)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    _print(timings, settings, args)
 
 
-def _worker_start() -> subprocess.Popen:
-    command = [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool", "solo"]
-    command += ["-Q", "inference", "--loglevel", "WARNING"]
-    return subprocess.Popen(command, cwd=ROOT)
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
-async def _measure(turns: int, delay: float) -> tuple[list[float], list[float]]:
+def _web_start(port: int, workers: int, log: Path) -> subprocess.Popen:
+    """Start the production web command (``make web``) on ``port``."""
+    env = {**os.environ, "EVALSITE_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers)}
+    command = [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py"]
+    command += ["evalsite.asgi:application"]
+    with log.open("w") as out:
+        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _worker_start(log: Path) -> subprocess.Popen:
+    """Start the inference worker as compose.yaml does (prefork, one process)."""
+    command = [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "-Q", "inference"]
+    command += ["--concurrency", "1", "--loglevel", "WARNING", "-n", f"bench-chat-{os.getpid()}@%h"]
+    with log.open("w") as out:
+        return subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _wait_ready(port: int, processes: list[subprocess.Popen], timeout: float = 90.0) -> None:
+    """Wait for the web server's /ready/ (database, broker, channel layer)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(p.poll() is not None for p in processes):
+            sys.exit("The web server or the worker stopped; see their logs in the temp folder.")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready/", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    sys.exit("The web server did not become ready.")
+
+
+async def _measure(port: int, slug: str, turns: int, warm_up: int) -> Timings:
     """Chat as Meena's workers do (conversations of at most 28 turns, a new worker each
-    time) until ``turns`` bot turns are timed; return added and model ms per bot turn."""
+    time) until ``turns`` bot turns are timed after ``warm_up`` untimed ones."""
     from asgiref.sync import sync_to_async
-    from asgiref.testing import ApplicationCommunicator
-    from channels.testing import WebsocketCommunicator
+    from websockets.asyncio.client import connect
 
-    # channels' test communicator stops consumers from closing database connections between
-    # frames; daphne does not, so neither may the benchmark.
-    WebsocketCommunicator.send_input = ApplicationCommunicator.send_input  # type: ignore
-    WebsocketCommunicator.receive_output = ApplicationCommunicator.receive_output  # type: ignore
-    from evalsite.asgi import application
-
-    slug = await sync_to_async(_campaign)(delay)
-    added: list[float] = []
-    model: list[float] = []
-    warm = True  # the first turn warms the worker's model and connections: not timed
+    timings = Timings()
+    seen = 0
     conversation = 0
-    while len(added) < turns:
+    while len(timings.added) < turns:
         conversation += 1
         path = await sync_to_async(_seat_path)(slug, f"bench-{conversation}")
-        communicator = WebsocketCommunicator(
-            application, path, headers=[(b"origin", b"http://localhost")]
-        )
-        connected, _ = await communicator.connect()
-        assert connected
+        origin = f"http://127.0.0.1:{port}"
+        async with connect(f"ws://127.0.0.1:{port}{path}", origin=origin) as ws:  # type: ignore[arg-type]
 
-        async def frame(predicate, communicator=communicator, timeout: float = 60.0) -> dict:
-            while True:
-                data = json.loads(await communicator.receive_from(timeout=timeout))
-                if data["type"] == "error":
-                    raise RuntimeError(data["message"])
-                if predicate(data):
-                    return data
+            async def frame(predicate, ws=ws, timeout: float = 60.0) -> dict:
+                while True:
+                    data = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+                    if data["type"] == "error":
+                        raise RuntimeError(data["message"])
+                    if predicate(data):
+                        return data
 
-        state = await frame(lambda f: f["type"] == "state")
-        n = 0
-        while state["turns"] + 2 <= state["max_turns"] and len(added) < turns:
-            n += 1
-            text = f"Turn {n}, how are you?" if n % 2 else f"Turn {n}: I like jazz."
-            sent = time.perf_counter()
-            await communicator.send_to(
-                text_data=json.dumps({"type": "message", "client_id": f"b{n}", "text": text})
-            )
-            state = await frame(lambda f: f["type"] == "state" and "bot" in f)
-            elapsed = (time.perf_counter() - sent) * 1000
-            if not warm:
-                added.append(elapsed - state["bot"]["model_ms"])
-                model.append(state["bot"]["model_ms"])
-            warm = False
-            label = {"type": "label", "index": state["bot"]["index"], "sensible": "yes"}
-            await communicator.send_to(text_data=json.dumps(label | {"specific": "no"}))
-            state = await frame(lambda f: f["type"] == "state" and f["needs_label"] is None)
-        if state["can_end"]:
-            await communicator.send_to(text_data=json.dumps({"type": "end"}))
-            await frame(lambda f: f["type"] == "state" and f["stage"] == "done")
-        await communicator.disconnect()
-    return added, model
+            state = await frame(lambda f: f["type"] == "state")
+            n = 0
+            while state["turns"] + 2 <= state["max_turns"] and len(timings.added) < turns:
+                n += 1
+                sent = time.perf_counter()
+                await ws.send(json.dumps({"type": "ping"}))
+                await frame(lambda f: f["type"] == "pong")
+                ping = (time.perf_counter() - sent) * 1000
+                text = f"Turn {n}, how are you?" if n % 2 else f"Turn {n}: I like jazz."
+                sent = time.perf_counter()
+                await ws.send(json.dumps({"type": "message", "client_id": f"b{n}", "text": text}))
+                await frame(lambda f: f["type"] == "ack")
+                acked = time.perf_counter()
+                state = await frame(lambda f: f["type"] == "state" and "bot" in f)
+                done = time.perf_counter()
+                seen += 1
+                if seen > warm_up:
+                    model_ms = float(state["bot"]["model_ms"])
+                    timings.added.append((done - sent) * 1000 - model_ms)
+                    timings.model.append(model_ms)
+                    timings.ping.append(ping)
+                    timings.ack.append((acked - sent) * 1000)
+                    timings.after_ack.append((done - acked) * 1000 - model_ms)
+                label = {"type": "label", "index": state["bot"]["index"], "sensible": "yes"}
+                await ws.send(json.dumps(label | {"specific": "no"}))
+                state = await frame(lambda f: f["type"] == "state" and f["needs_label"] is None)
+            if state["can_end"]:
+                await ws.send(json.dumps({"type": "end"}))
+                await frame(lambda f: f["type"] == "state" and f["stage"] == "done")
+    return timings
 
 
 def _campaign(delay: float) -> str:
@@ -157,19 +226,33 @@ def _seat_path(slug: str, worker: str) -> str:
     return f"/ws/chat/{slug}/?workerId={worker}&token={assignment_token(visit.assignment)}"
 
 
-def _print(added: list[float], model: list[float], settings) -> None:
-    def p90(values: list[float]) -> float:
-        return statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
+def _p90(values: list[float]) -> float:
+    return statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
 
+
+def _print(t: Timings, settings, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]
     db = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
-    print(f"bot turns timed: {len(added)} (database {db}, Redis channel layer, Celery worker)")
+    broker = settings.CELERY_BROKER_URL.split(":", 1)[0]
     print(
-        f"model's own time:   median {statistics.median(model):7.2f} ms   p90 {p90(model):7.2f} ms"
+        f"bot turns timed: {len(t.added)} after {args.warm_up} untimed; gunicorn + uvicorn "
+        f"({args.web_workers} processes) on 127.0.0.1, database {db}, broker {broker}, "
+        "Redis channel layer, Celery worker (prefork, 1 process)"
     )
+
+    def row(name: str, values: list[float]) -> None:
+        print(f"{name:<34} median {statistics.median(values):7.2f} ms   p90 {_p90(values):7.2f} ms")
+
+    row("model's own time", t.model)
+    row("platform's added (turn - model)", t.added)
+    row("  message -> ack (stored, queued)", t.ack)
+    row("  ack -> reply state, less model", t.after_ack)
+    row("bound: ping -> pong, same socket", t.ping)
+    ratios = [a / p for a, p in zip(t.added, t.ping, strict=True) if p > 0]
     print(
-        f"platform's added:   median {statistics.median(added):7.2f} ms   p90 {p90(added):7.2f} ms"
-        "   (target: median under 50 ms)"
+        f"added / ping (per turn)            median {statistics.median(ratios):7.2f}x"
+        f"   (medians: {statistics.median(t.added) / statistics.median(t.ping):.2f}x)"
     )
+    print("target: added median under 30 ms")
 
 
 if __name__ == "__main__":

@@ -49,12 +49,14 @@ def _keep_database_connections(**kwargs: object) -> None:
     """Keep a worker's database connection between tasks (health-checked before reuse).
 
     A worker process runs one task at a time, so one persistent connection per process is
-    safe; opening one per task costs a live chat's bot turn ~10-20 ms (bench/chat.py). The
-    web process (ASGI) keeps Django's default of a connection per request.
+    safe; opening one per task costs a live chat's bot turn ~10-20 ms (bench/chat.py). A
+    database with a connection pool (PostgreSQL's ``OPTIONS["pool"]``, evalsite/settings.py)
+    already reuses its connections, and Django refuses a persistent connection beside it.
     """
     from django.conf import settings
 
     for database in settings.DATABASES.values():
-        if not database.get("CONN_MAX_AGE"):
+        pooled = bool(database.get("OPTIONS", {}).get("pool"))
+        if not pooled and not database.get("CONN_MAX_AGE"):
             database["CONN_MAX_AGE"] = 300
             database["CONN_HEALTH_CHECKS"] = True

@@ -2,18 +2,36 @@
 
 Judgments go out as CSV, JSONL or Parquet, one row per (item, worker, question); values and
 presentations that are not plain text are written as JSON in CSV.
+
+``judgments_export`` streams: it reads the judgments in chunks through a server-side cursor
+and appends each chunk to the file (a Parquet row group per chunk), so memory does not grow
+with the campaign. Its output is the same as writing the whole ``judgments_export_frame``
+with ``frame_write`` (byte for byte in CSV and JSONL, row for row and type for type in
+Parquet): a column's type and its JSON encoding are decided for the whole column up front,
+from the kinds of JSON value it holds (one ``json_kinds`` query), as pandas would infer them.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from django.db.models import CharField, Func, QuerySet
 
-from annotation.models import Campaign
-from annotation.selectors import campaign_items_frame, campaign_judgments_frame
+from annotation.models import Campaign, Item, Judgment
+from annotation.selectors import (
+    CHUNK_ROWS,
+    JUDGMENT_COLUMNS,
+    campaign_items_frame,
+    campaign_judgments_chunks,
+    campaign_judgments_frame,
+)
 
 Format = Literal["csv", "jsonl", "parquet"]
 FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet")
@@ -53,3 +71,161 @@ def frame_write(frame: pd.DataFrame, path: Path, fmt: Format) -> Path:
     else:
         flat.to_parquet(path, index=False)
     return path
+
+
+# --- streaming ------------------------------------------------------------------------------
+
+EXPORT_COLUMNS = ["campaign", *JUDGMENT_COLUMNS, "payload"]
+# A Python value of each kind of JSON value (as the database names it): pandas infers a
+# column's dtype from the kinds of value in it, so one of each infers what the whole would.
+_EXAMPLE: dict[str, Any] = {
+    "null": None,
+    "true": True,
+    "false": True,
+    "boolean": True,
+    "integer": 0,
+    "real": 0.5,
+    "text": "",
+    "string": "",
+    "array": [],
+    "object": {},
+}
+
+
+class JSONKind(Func):
+    """The kind of a JSON value: null, boolean, integer, real, string, array or object."""
+
+    function = "json_type"  # SQLite: null, true, false, integer, real, text, array, object
+    output_field = CharField()  # the kind's name, not JSON to decode
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        # jsonb has one 'number' kind; Python reads one with '.', 'e' or 'E' as a float.
+        template = (
+            "CASE jsonb_typeof(%(expressions)s) WHEN 'number' THEN CASE WHEN "
+            "(%(expressions)s)::text ~ '[.eE]' THEN 'real' ELSE 'integer' END "
+            "ELSE jsonb_typeof(%(expressions)s) END"
+        )
+        return self.as_sql(compiler, connection, template=template, **extra)
+
+
+def json_kinds(rows: QuerySet[Any], field: str) -> set[str]:
+    """Return the kinds of JSON value that ``field`` holds in ``rows`` (one query)."""
+    kinds = rows.annotate(_kind=JSONKind(field)).values_list("_kind", flat=True).distinct()
+    return {str(k) for k in kinds.order_by()}
+
+
+@dataclass(frozen=True)
+class _Column:
+    """How one JSON column of the export is typed and written, decided for the whole column."""
+
+    dtype: Any
+    encode: bool  # written as JSON text
+
+    @classmethod
+    def of(cls, kinds: set[str], fmt: str) -> _Column:
+        examples = [_EXAMPLE[k] for k in sorted(kinds)]
+        dtype = pd.DataFrame([(v,) for v in examples], columns=["x"])["x"].dtype
+        plain = kinds <= {"null", "text", "string"}
+        nested = bool(kinds & {"array", "object"})
+        # As frame_write: only an object column of other than text (or None) is encoded.
+        encode = (
+            fmt != "jsonl"
+            and pd.api.types.is_object_dtype(dtype)
+            and not plain
+            and (fmt == "parquet" or nested)
+        )
+        return cls(dtype, encode)
+
+    def values(self, values: list[Any]) -> pd.Series:
+        series = pd.Series(values, dtype=self.dtype)
+        if self.encode:
+            return series.map(lambda v: json.dumps(v, ensure_ascii=False))
+        return series
+
+
+def judgments_export(
+    campaign: Campaign,
+    path: Path,
+    fmt: Format,
+    *,
+    include_flagged: bool = False,
+    chunk_rows: int = CHUNK_ROWS,
+) -> int:
+    """Stream the campaign's judgments (``judgments_export_frame``'s rows) to ``path`` as CSV,
+    JSONL or Parquet in bounded memory; return the number of rows written."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    chunks = campaign_judgments_chunks(
+        campaign, include_flagged=include_flagged, chunk_rows=chunk_rows
+    )
+    first = next(chunks, None)
+    if first is None:  # no rows: the in-memory frame is empty, and its file is the reference
+        frame_write(judgments_export_frame(campaign, include_flagged=include_flagged), path, fmt)
+        return 0
+    judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+    items = Item.objects.filter(campaign=campaign, gold__isnull=True)
+    columns = {
+        "value": _Column.of(json_kinds(judgments, "value"), fmt),
+        "presentation": _Column.of(json_kinds(judgments, "presentation"), fmt),
+        "payload": _Column.of(json_kinds(items, "payload"), fmt),
+    }
+    frames = (_frame(chunk, campaign.slug, columns) for chunk in _prepend(first, chunks))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return _WRITERS[fmt](frames, path)
+
+
+def _prepend(first: list[Any], rest: Iterator[list[Any]]) -> Iterator[list[Any]]:
+    yield first
+    yield from rest
+
+
+def _frame(rows: list[tuple[Any, ...]], slug: str, columns: dict[str, _Column]) -> pd.DataFrame:
+    """Build one chunk of the export frame, typed as the whole frame's columns would be."""
+    names = EXPORT_COLUMNS[1:]
+    frame = pd.DataFrame(rows, columns=names)
+    for name, column in columns.items():
+        frame[name] = column.values([row[names.index(name)] for row in rows])
+    frame.insert(0, "campaign", slug)
+    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True).dt.strftime(
+        "%Y-%m-%dT%H:%M:%S.%fZ"
+    )
+    return frame
+
+
+def _csv_write(frames: Iterable[pd.DataFrame], path: Path) -> int:
+    rows = 0
+    with path.open("w", encoding="utf-8", newline="") as out:
+        for frame in frames:
+            frame.to_csv(out, index=False, header=rows == 0)
+            rows += len(frame)
+    return rows
+
+
+def _jsonl_write(frames: Iterable[pd.DataFrame], path: Path) -> int:
+    rows = 0
+    with path.open("w", encoding="utf-8", newline="") as out:
+        for frame in frames:
+            # Each chunk's lines end with a newline, the last one's too, as the whole's do.
+            out.write(frame.to_json(orient="records", lines=True, force_ascii=False))
+            rows += len(frame)
+    return rows
+
+
+def _parquet_write(frames: Iterable[pd.DataFrame], path: Path) -> int:
+    rows, writer = 0, None
+    try:
+        for frame in frames:
+            if writer is None:
+                table = pa.Table.from_pandas(frame, preserve_index=False)
+                writer = pq.ParquetWriter(path, table.schema, compression="snappy")
+            else:
+                table = pa.Table.from_pandas(frame, schema=writer.schema, preserve_index=False)
+            writer.write_table(table)  # one row group per chunk
+            rows += len(frame)
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
+
+
+_WRITERS = {"csv": _csv_write, "jsonl": _jsonl_write, "parquet": _parquet_write}

@@ -304,14 +304,15 @@ def _export_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[st
             records, fmt=fmt, out=out, by_author=job.options.get("by_author", False)
         )
         return {"rows": sum(n for _, n in written)}, [path.name for path, _ in written]
-    progress(0.2, "Reading judgments…")
-    frame = exports.judgments_export_frame(
-        campaign, include_flagged=job.options.get("include_flagged", False)
-    )
-    progress(0.7, f"Writing {len(frame)} rows as {fmt}…")
+    progress(0.2, f"Writing judgments as {fmt}…")
     name = f"{campaign.slug}_judgments.{fmt}"
-    exports.frame_write(frame, job.directory / name, fmt)
-    return {"rows": len(frame)}, [name]
+    rows = exports.judgments_export(  # streamed in chunks: bounded memory
+        campaign,
+        job.directory / name,
+        fmt,
+        include_flagged=job.options.get("include_flagged", False),
+    )
+    return {"rows": rows}, [name]
 
 
 # --- worker actions -------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.datasets import SUFFIXES, WRITERS
 from annotation.datasets.selectors import campaign_dialogue_records, dataset_records
 from annotation.datasets.services import records_export
-from annotation.exports import FORMATS, frame_write, judgments_export_frame
+from annotation.exports import FORMATS, judgments_export
 from annotation.models import Campaign, Dataset
 
 
@@ -81,12 +81,11 @@ class Command(BaseCommand):
         out = options["out"] or (settings.DATA_DIR / "exports" / f"{campaign.slug}-judgments.{fmt}")
         if out.is_dir():
             raise CommandError(f"{out} is a folder; give a file name.")
-        frame = judgments_export_frame(campaign, include_flagged=options["include_flagged"])
-        try:
-            frame_write(frame, out, fmt)
+        try:  # streamed in chunks: memory does not grow with the campaign
+            rows = judgments_export(campaign, out, fmt, include_flagged=options["include_flagged"])
         except OSError as exc:
             raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
-        self.stdout.write(f"wrote {len(frame)} judgments to {out}")
+        self.stdout.write(f"wrote {rows} judgments to {out}")
 
     def _dialogues(self, records: list, stem: str, options: dict[str, Any]) -> None:
         fmt = options["format"]

@@ -1,0 +1,116 @@
+"""Streamed judgment exports: the same file as the in-memory export, in bounded chunks."""
+
+import io
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from django.core.management import call_command
+from django.db.models import JSONField, Value
+
+from annotation.exports import FORMATS, frame_write, judgments_export, judgments_export_frame
+from annotation.models import Participation
+from tests.factories import (
+    AssignmentFactory,
+    CampaignFactory,
+    ItemFactory,
+    JudgmentFactory,
+)
+
+JSON_NULL = Value(None, output_field=JSONField())  # None alone would be SQL NULL
+
+
+def _campaign_with(values: list, *, presentations: list | None = None, blocked: int = -1):
+    """A campaign with one judgment per value, by three workers in turn over four items."""
+    campaign = CampaignFactory()
+    items = ItemFactory.create_batch(4, campaign=campaign)
+    ItemFactory(campaign=campaign, gold={"empathy": [5]})  # gold checks never leave
+    assignments = [AssignmentFactory(campaign=campaign) for _ in range(3)]
+    if blocked >= 0:
+        Participation.objects.create(
+            campaign=campaign, worker=assignments[blocked].worker, soft_blocked=True
+        )
+    for n, value in enumerate(values):
+        JudgmentFactory(
+            assignment=assignments[n % 3],
+            item=items[(n // 3) % 4],
+            question=f"q{n // 12}",
+            value=JSON_NULL if value is None else value,
+            presentation=(presentations or [{}] * len(values))[n],
+            time_spent_ms=1000 + n,
+        )
+    return campaign
+
+
+def _same_file(campaign, tmp_path, fmt: str, **options) -> None:
+    reference = frame_write(judgments_export_frame(campaign, **options), tmp_path / "a", fmt)
+    streamed = tmp_path / "b"
+    rows = judgments_export(campaign, streamed, fmt, chunk_rows=5, **options)
+    if fmt == "parquet":
+        old, new = pq.read_table(reference), pq.read_table(streamed)
+        assert new.schema.equals(old.schema, check_metadata=True)
+        assert new.equals(old)
+        if rows:
+            assert pq.ParquetFile(streamed).num_row_groups == -(-rows // 5)  # one per chunk
+        pd.testing.assert_frame_equal(pd.read_parquet(streamed), pd.read_parquet(reference))
+    else:
+        assert streamed.read_bytes() == reference.read_bytes()
+    assert rows == len(judgments_export_frame(campaign, **options))
+
+
+MIXES = {
+    "likert": [1, 2, 3, 4, 5] * 4,
+    "choices": ["first", "second", "both", "neither"] * 5,
+    # A list appears only in the last chunk: every earlier chunk must be JSON-encoded too.
+    "labels late": ["joy", "anger", "fear"] * 5 + [["joy", "surprise"]],
+    "ints then a float": [1, 2, 3] * 5 + [2.5],
+    "ints and None": [1, None, 3] * 5,
+    "text, numbers, booleans": ["a", 1, True, 2.5, None, "b"] * 3,
+    "objects": [{"u1": "joy", "u2": "sad"}, {"u1": "ünïcode ✓"}] * 6,
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("mix", MIXES)
+def test_streamed_export_is_the_in_memory_export(tmp_path, fmt, mix):
+    values = MIXES[mix]
+    presentations = [{"order": ["b", "a"] if n % 2 else ["a", "b"]} for n in range(len(values))]
+    campaign = _campaign_with(values, presentations=presentations)
+    _same_file(campaign, tmp_path, fmt)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("include_flagged", [False, True])
+def test_streamed_export_leaves_out_or_marks_soft_blocked_workers(tmp_path, fmt, include_flagged):
+    campaign = _campaign_with([1, 2, 3, 4, 5, 1, 2] * 3, blocked=1)
+    _same_file(campaign, tmp_path, fmt, include_flagged=include_flagged)
+    frame = judgments_export_frame(campaign, include_flagged=include_flagged)
+    assert frame["flagged"].any() == include_flagged
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_campaign_without_judgments_exports_the_empty_table(tmp_path, fmt):
+    campaign = CampaignFactory()
+    ItemFactory(campaign=campaign)
+    _same_file(campaign, tmp_path, fmt)
+
+
+@pytest.mark.django_db
+def test_export_command_streams_every_judgment_once(tmp_path):
+    campaign = _campaign_with(list(range(1, 6)) * 9)
+    other = CampaignFactory()  # another campaign's judgments stay out
+    JudgmentFactory(assignment=AssignmentFactory(campaign=other))
+    out = tmp_path / "j.csv"
+    stdout = io.StringIO()
+    call_command("export", campaign.slug, "--out", str(out), stdout=stdout)
+    assert stdout.getvalue().startswith("wrote 45 judgments")
+    frame = pd.read_csv(out)
+    assert len(frame) == 45 and frame["time_spent_ms"].is_unique
+    assert set(frame["campaign"]) == {campaign.slug}
+    assert (
+        out.read_bytes()
+        == frame_write(judgments_export_frame(campaign), tmp_path / "ref.csv", "csv").read_bytes()
+    )

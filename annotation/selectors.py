@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 import pandas as pd
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
-from annotation.models import Campaign, Dialogue, Item, Judgment, Participation, Utterance
+from annotation.models import (
+    Assignment,
+    Campaign,
+    Dialogue,
+    Item,
+    Judgment,
+    Participation,
+    Utterance,
+)
 from annotation.protocols import Report, registry
-
-T = TypeVar("T")
+from annotation.tallies import Tally, campaign_tallies
 
 
 def campaign_items_frame(campaign: Campaign) -> pd.DataFrame:
@@ -65,72 +70,6 @@ def campaign_judgments_frame(campaign: Campaign, *, include_flagged: bool = Fals
     return pd.DataFrame(list(rows), columns=JUDGMENT_COLUMNS)
 
 
-# Rows per chunk of a streamed read: a few MB of Python objects, whatever the campaign's size.
-CHUNK_ROWS = 20_000
-
-
-def _judgments(campaign: Campaign, *, include_flagged: bool) -> tuple[QuerySet[Judgment], set[int]]:
-    """Return the campaign's non-gold judgments (soft-blocked workers' left out unless
-    ``include_flagged``) and the ids of its soft-blocked workers."""
-    blocked = set(
-        Participation.objects.filter(campaign=campaign, soft_blocked=True).values_list(
-            "worker", flat=True
-        )
-    )
-    judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
-    if not include_flagged and blocked:
-        judgments = judgments.exclude(worker__in=blocked)
-    return judgments, blocked
-
-
-def _chunks(rows: Iterable[T], size: int) -> Iterator[list[T]]:
-    iterator = iter(rows)
-    while chunk := list(itertools.islice(iterator, size)):
-        yield chunk
-
-
-def campaign_judgments_chunks(
-    campaign: Campaign, *, include_flagged: bool = False, chunk_rows: int = CHUNK_ROWS
-) -> Iterator[list[tuple[Any, ...]]]:
-    """Yield the judgments of ``campaign_judgments_frame`` in primary-key order, in lists of at
-    most ``chunk_rows`` tuples: the JUDGMENT_COLUMNS, then the item's ``payload``.
-
-    The rows come through a server-side cursor on PostgreSQL (``iterator``), and each chunk's
-    payloads from one query over its items, so memory stays bounded whatever the campaign's
-    size and an item's payload is decoded once per chunk, not once per judgment.
-    """
-    judgments, blocked = _judgments(campaign, include_flagged=include_flagged)
-    rows = (
-        judgments.order_by("pk")
-        .values_list(
-            "item_id",
-            "item__key",
-            "worker__pseudonym",
-            "question",
-            "value",
-            "presentation",
-            "time_spent_ms",
-            "created_at",
-            "worker_id",
-        )
-        .iterator(chunk_size=chunk_rows)
-    )
-    for chunk in _chunks(rows, chunk_rows):
-        ids = sorted({row[0] for row in chunk})
-        payloads: dict[int, Any] = {}
-        for start in range(0, len(ids), _IDS_PER_QUERY):
-            payloads.update(
-                Item.objects.filter(pk__in=ids[start : start + _IDS_PER_QUERY]).values_list(
-                    "pk", "payload"
-                )
-            )
-        yield [(*row[1:8], row[8] in blocked, payloads[row[0]]) for row in chunk]
-
-
-# SQLite allows at most 999 variables in a statement on old builds.
-_IDS_PER_QUERY = 900
-
-
 @dataclass(frozen=True)
 class Progress:
     """How far a campaign is: judged item slots out of items × redundancy."""
@@ -148,18 +87,23 @@ class Progress:
 def campaign_progress(campaign: Campaign) -> Progress:
     """Count items, (item, worker) judgments done out of those needed, and workers.
 
-    Gold checks are not items to be done; every worker's judgments count towards progress.
+    Gold checks are not items to be done; every worker's judgments count towards progress,
+    each item capped at the campaign's redundancy. No judgment is scanned: done slots come
+    from the campaign's tallies (``annotation.tallies``), workers from its assignments (those
+    with a judgment, any item, gold checks included: one index probe per assignment).
     """
     items = Item.objects.filter(campaign=campaign, gold__isnull=True).count()
-    per_item = (
-        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
-        .values("item")
-        .annotate(n=Count("worker", distinct=True))
-        .values_list("n", flat=True)
+    tally = campaign_tallies([campaign.pk], now=timezone.now()).get(campaign.pk, Tally())
+    workers = (
+        Assignment.objects.filter(campaign=campaign)
+        .filter(Exists(Judgment.objects.filter(assignment=OuterRef("pk"))))
+        .values("worker")
+        .distinct()
+        .count()
     )
-    done = sum(min(n, campaign.redundancy) for n in per_item)
-    workers = Judgment.objects.filter(item__campaign=campaign).values("worker").distinct().count()
-    return Progress(items=items, needed=items * campaign.redundancy, done=done, workers=workers)
+    return Progress(
+        items=items, needed=items * campaign.redundancy, done=tally.done, workers=workers
+    )
 
 
 DIALOGUE_COLUMNS = [

@@ -1,7 +1,9 @@
 """What the dashboard shows, read with a fixed number of aggregate queries.
 
-No query here loads judgments row by row: the campaign list and the live progress of a
-campaign cost the same number of queries (and stay fast) with ten judgments or a million.
+No query here reads the judgments: the live numbers (slots done, judgments, the rate, the last
+judgment) come from the campaigns' tallies (``annotation.tallies``, maintained by each
+submission), so the campaign list, the campaign page and its poll cost the same with ten
+judgments or a million.
 The full report (tables, figures, agreement, worker quality) is built by a job instead
 (``dashboard.services.report_job_start``) and the page shows its latest snapshot.
 """
@@ -12,16 +14,16 @@ import math
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count, F, Sum
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from annotation.models import Assignment, Campaign, Dialogue, Item, Judgment, Payment, Utterance
+from annotation.tallies import Tally, campaign_tallies
 from dashboard.models import Job
 
 # A worker counts as active when their assignment saw activity this recently.
@@ -101,70 +103,6 @@ class CampaignRow:
         }
 
 
-@dataclass(frozen=True)
-class _Stats:
-    done: int = 0
-    judgments: int = 0
-    recent: int = 0
-    first: datetime | None = None
-    last: datetime | None = None
-
-
-def _as_datetime(value: Any) -> datetime | None:
-    """Read a raw query's timestamp: PostgreSQL gives datetimes, SQLite gives UTC text."""
-    if value is None or isinstance(value, datetime):
-        return value
-    parsed = parse_datetime(str(value))
-    if parsed is not None and timezone.is_naive(parsed):
-        parsed = timezone.make_aware(parsed, UTC)
-    return parsed
-
-
-def _judgment_stats(campaign_ids: Sequence[int], since: datetime) -> dict[int, _Stats]:
-    """Return per campaign: judged (item, worker) slots with each item capped at the
-    campaign's redundancy, judgments, judgments since ``since``, first and last judgment.
-
-    One query, one pass over the judgments: they are grouped per item in the database, then
-    per campaign; no judgment row leaves the database.
-    """
-    if not campaign_ids:
-        return {}
-    marks = ", ".join(["%s"] * len(campaign_ids))
-    item, judgment, campaign = (
-        Item._meta.db_table,
-        Judgment._meta.db_table,
-        Campaign._meta.db_table,
-    )
-    sql = f"""
-        SELECT t.campaign_id, SUM(CASE WHEN t.n > t.r THEN t.r ELSE t.n END),
-               SUM(t.j), SUM(t.recent), MIN(t.first), MAX(t.last)
-        FROM (
-            SELECT i.campaign_id AS campaign_id, c.redundancy AS r,
-                   COUNT(DISTINCT j.worker_id) AS n, COUNT(*) AS j,
-                   SUM(CASE WHEN j.created_at >= %s THEN 1 ELSE 0 END) AS recent,
-                   MIN(j.created_at) AS first, MAX(j.created_at) AS last
-            FROM {judgment} j
-            JOIN {item} i ON i.id = j.item_id
-            JOIN {campaign} c ON c.id = i.campaign_id
-            WHERE i.gold IS NULL AND i.campaign_id IN ({marks})
-            GROUP BY j.item_id, i.campaign_id, c.redundancy
-        ) t
-        GROUP BY t.campaign_id
-    """  # noqa: S608 -- table names come from the models, values are parameters
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [connection.ops.adapt_datetimefield_value(since), *campaign_ids])
-        return {
-            int(cid): _Stats(
-                done=int(done or 0),
-                judgments=int(n or 0),
-                recent=int(recent or 0),
-                first=_as_datetime(first),
-                last=_as_datetime(last),
-            )
-            for cid, done, n, recent, first, last in cursor.fetchall()
-        }
-
-
 def _dialogue_progress(campaigns: Sequence[Campaign]) -> dict[int, tuple[int, int]]:
     """Return (complete dialogues, target) for chat campaigns (their unit of work)."""
     chats = [c for c in campaigns if _chat_target(c) is not None]
@@ -215,7 +153,7 @@ def campaign_rows(
         .annotate(n=Count("pk"))
         .values_list("campaign", "n")
     )
-    stats = _judgment_stats(ids, now - RATE_WINDOW)
+    stats = campaign_tallies(ids, now=now)
     chats = _dialogue_progress(campaigns)
     chats_per_hour = _dialogues_per_hour(list(chats), now)
     active = dict(
@@ -237,7 +175,7 @@ def campaign_rows(
     )
     rows = []
     for campaign in campaigns:
-        stat = stats.get(campaign.pk, _Stats())
+        stat = stats.get(campaign.pk, Tally())
         n_items = items.get(campaign.pk, 0)
         needed, finished = n_items * campaign.redundancy, stat.done
         # Judgments per hour become slots per hour by the campaign's own judgments per slot
@@ -262,7 +200,7 @@ def campaign_rows(
     return rows
 
 
-def _rate_per_hour(stat: _Stats, now: datetime) -> float:
+def _rate_per_hour(stat: Tally, now: datetime) -> float:
     """Judgments per hour: the last hour's pace, else the average since the first judgment."""
     if not stat.judgments or stat.first is None or stat.last is None:
         return 0.0
@@ -305,6 +243,22 @@ def report_latest(campaign: Campaign) -> Job | None:
         .order_by("-finished_at", "-pk")
         .first()
     )
+
+
+def report_judgments(campaign: Campaign) -> int | None:
+    """Return how many judgments the newest report snapshot counted, if there is one.
+
+    Only that key leaves the database: the snapshot itself (hundreds of kilobytes of tables
+    at a million judgments) is not loaded, so the poll's cost does not grow with it.
+    """
+    value = (
+        Job.objects.filter(campaign=campaign, kind=Job.Kind.REPORT, status=Job.Status.DONE)
+        .order_by("-finished_at", "-pk")
+        .annotate(judgments=KeyTextTransform("judgments", "result"))
+        .values_list("judgments", flat=True)
+        .first()
+    )
+    return None if value is None else int(value)
 
 
 def jobs_recent(campaign: Campaign, *, limit: int = 10) -> list[Job]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pandas as pd
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from annotation.models import (
@@ -19,6 +22,8 @@ from annotation.models import (
 )
 from annotation.protocols import Report, registry
 from annotation.tallies import Tally, campaign_tallies
+
+T = TypeVar("T")
 
 
 def campaign_items_frame(campaign: Campaign) -> pd.DataFrame:
@@ -68,6 +73,72 @@ def campaign_judgments_frame(campaign: Campaign, *, include_flagged: bool = Fals
     if not include_flagged:
         rows = rows.filter(flagged=False)
     return pd.DataFrame(list(rows), columns=JUDGMENT_COLUMNS)
+
+
+# Rows per chunk of a streamed read: a few MB of Python objects, whatever the campaign's size.
+CHUNK_ROWS = 20_000
+
+
+def _judgments(campaign: Campaign, *, include_flagged: bool) -> tuple[QuerySet[Judgment], set[int]]:
+    """Return the campaign's non-gold judgments (soft-blocked workers' left out unless
+    ``include_flagged``) and the ids of its soft-blocked workers."""
+    blocked = set(
+        Participation.objects.filter(campaign=campaign, soft_blocked=True).values_list(
+            "worker", flat=True
+        )
+    )
+    judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+    if not include_flagged and blocked:
+        judgments = judgments.exclude(worker__in=blocked)
+    return judgments, blocked
+
+
+def _chunks(rows: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(rows)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def campaign_judgments_chunks(
+    campaign: Campaign, *, include_flagged: bool = False, chunk_rows: int = CHUNK_ROWS
+) -> Iterator[list[tuple[Any, ...]]]:
+    """Yield the judgments of ``campaign_judgments_frame`` in primary-key order, in lists of at
+    most ``chunk_rows`` tuples: the JUDGMENT_COLUMNS, then the item's ``payload``.
+
+    The rows come through a server-side cursor on PostgreSQL (``iterator``), and each chunk's
+    payloads from one query over its items, so memory stays bounded whatever the campaign's
+    size and an item's payload is decoded once per chunk, not once per judgment.
+    """
+    judgments, blocked = _judgments(campaign, include_flagged=include_flagged)
+    rows = (
+        judgments.order_by("pk")
+        .values_list(
+            "item_id",
+            "item__key",
+            "worker__pseudonym",
+            "question",
+            "value",
+            "presentation",
+            "time_spent_ms",
+            "created_at",
+            "worker_id",
+        )
+        .iterator(chunk_size=chunk_rows)
+    )
+    for chunk in _chunks(rows, chunk_rows):
+        ids = sorted({row[0] for row in chunk})
+        payloads: dict[int, Any] = {}
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            payloads.update(
+                Item.objects.filter(pk__in=ids[start : start + _IDS_PER_QUERY]).values_list(
+                    "pk", "payload"
+                )
+            )
+        yield [(*row[1:8], row[8] in blocked, payloads[row[0]]) for row in chunk]
+
+
+# SQLite allows at most 999 variables in a statement on old builds.
+_IDS_PER_QUERY = 900
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,20 @@
 """Benchmark the researcher dashboard on large campaigns, in one run.
 
-Builds A/B campaigns of 10,000 and 100,000 judgments (the second with ten times the workers),
-builds each one's report snapshot (the Celery job's work, timed here in-process), then
-requests the campaign page, the progress poll and the campaign list through Django's test
-client, and prints the server time (median of repeated requests) and the number of SQL
-queries of each. Targets (issue 8): the campaign page under 300 ms at 100,000 judgments, and
-a query count that does not grow with the number of judgments or workers.
+Builds A/B campaigns of 10,000, 100,000 and 1,000,000 judgments (workers grow with them),
+their judgments spread over ``--hours`` hours as a week-long study's are (so the tallies have
+the rows a real campaign has: hours × 8 shards × redundancy levels), builds each one's report
+snapshot (the Celery job's work, timed here in-process), then requests the campaign page, the
+progress poll and the campaign list through Django's test client, and prints the server time
+(median of repeated requests) and the number of SQL queries of each, next to the time of the
+scan of all judgments that the live numbers used before tallies (``scan ms``). Targets: the
+campaign page under 300 ms at 100,000 judgments (issue 8); the poll under 50 ms at 10^6
+judgments with a flat ratio, and query counts that do not grow (issue 15).
 
 Run from the repository root: ``.venv/bin/python bench/dashboard.py`` (a temp SQLite database)
 or, as in production, with ``DATABASE_URL=postgres://…`` set (it creates its own campaigns
-there and deletes them at the end). ``--sizes 10000 100000`` and ``--repeat 7`` are the defaults.
+there and deletes them at the end). ``--sizes 10000 100000 1000000``, ``--repeat 7`` and
+``--hours 168`` are the defaults; ``--no-report`` stores a stand-in snapshot of a real one's
+size instead of building the report (to time the live numbers alone, quickly).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import random
 import statistics
 import sys
 import tempfile
@@ -44,8 +50,10 @@ from django.utils import timezone  # noqa: E402
 
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker  # noqa: E402
 from annotation.protocols import registry  # noqa: E402
+from annotation.tallies import tallies_rebuild  # noqa: E402
 from dashboard import services  # noqa: E402
 from dashboard.models import Job  # noqa: E402
+from tests.annotation.test_tallies import judgment_scan  # noqa: E402 -- the old live numbers
 
 MODELS = ["gold", "retrieval", "generic-bot", "tiny-gpt2"]
 CHOICES = ["first", "second", "both", "neither"]
@@ -133,6 +141,48 @@ def campaign_build(judgments: int, workers: int, owner: User) -> Campaign:
     return campaign
 
 
+def judgments_spread(campaign: Campaign, hours: int) -> None:
+    """Move each judgment back by a pseudo-random whole number of hours below ``hours``: a
+    study that ran that long, every hour with judgments of every level and shard."""
+    judgment, item = Judgment._meta.db_table, Item._meta.db_table
+    back = f"((id * 7919) %% 1000003 %% {hours})"
+    shift = {
+        "postgresql": f"created_at - {back} * interval '1 hour'",
+        "sqlite": f"datetime(created_at, '-' || {back} || ' hours')",
+    }[connection.vendor]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {judgment} SET created_at = {shift} "  # noqa: S608
+            f"WHERE item_id IN (SELECT id FROM {item} WHERE campaign_id = %s)",
+            [campaign.pk],
+        )
+
+
+def snapshot_stand_in(campaign: Campaign, judgments: int) -> None:
+    """Store a finished report job whose result is as large as a real one at 10^6 judgments
+    (about 314 KB of JSON that does not compress away), without building the report."""
+    rng = random.Random(judgments)
+    tables = [[round(rng.random(), 6) for _ in range(100)] for _ in range(350)]
+    Job.objects.create(
+        campaign=campaign,
+        kind=Job.Kind.REPORT,
+        status=Job.Status.DONE,
+        progress=1.0,
+        finished_at=timezone.now(),
+        result={"judgments": judgments, "tables": {"stand_in": tables}, "figures": {}},
+    )
+
+
+def scan_ms(campaign: Campaign, repeat: int) -> float:
+    """Median time of the scan of all judgments behind the live numbers before tallies."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        judgment_scan([campaign.pk], timezone.now())
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
 def measure(client: Client, url: str, repeat: int) -> tuple[float, int]:
     """Return the median server time in ms over ``repeat`` requests and the query count."""
     client.get(url)  # warm caches (templates, the URL resolver)
@@ -149,8 +199,25 @@ def measure(client: Client, url: str, repeat: int) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[10_000, 100_000, 1_000_000],
+        help="campaign sizes in judgments",
+    )
+    parser.add_argument("--repeat", type=int, default=7, help="requests timed per page")
+    parser.add_argument(
+        "--hours", type=int, default=168, help="hours the judgments are spread over"
+    )
+    parser.add_argument(
+        "--no-report",
+        action="store_true",
+        help="store a stand-in snapshot of a real report's size instead of building one",
+    )
+    parser.add_argument(
+        "--scan-repeat", type=int, default=3, help="runs of the old scan timed per size"
+    )
     args = parser.parse_args()
     setup_test_environment()  # lets the test client in (ALLOWED_HOSTS) without a server
     call_command("migrate", verbosity=0)
@@ -165,6 +232,7 @@ def main() -> None:
     print(
         f"{'judgments':>10} {'workers':>8} {'report job s':>13} "
         f"{'page ms':>8} {'queries':>8} {'poll ms':>8} {'queries':>8} {'list ms':>8} {'queries':>8}"
+        f" {'scan ms':>8} {'tallies':>8}"
     )
     results = []
     campaigns = []
@@ -174,6 +242,8 @@ def main() -> None:
             started = time.perf_counter()
             with transaction.atomic():
                 campaign = campaign_build(size, workers, owner)
+                judgments_spread(campaign, args.hours)
+                tallies_rebuild([campaign.pk])  # what the submissions would have counted
             campaigns.append(campaign)
             build_s = time.perf_counter() - started
             if connection.vendor == "postgresql":
@@ -181,18 +251,24 @@ def main() -> None:
                 # statistics (without them the planner expects one row per table).
                 with connection.cursor() as cursor:
                     cursor.execute("ANALYZE")
-            job = Job.objects.create(campaign=campaign, kind=Job.Kind.REPORT)
             started = time.perf_counter()
-            services.job_run(job.pk)
+            if args.no_report:
+                snapshot_stand_in(campaign, size)
+            else:
+                job = Job.objects.create(campaign=campaign, kind=Job.Kind.REPORT)
+                services.job_run(job.pk)
             report_s = time.perf_counter() - started
             page = measure(client, reverse("dashboard:campaign", args=[campaign.slug]), args.repeat)
             poll = measure(client, reverse("dashboard:progress", args=[campaign.slug]), args.repeat)
             listing = measure(client, reverse("dashboard:campaigns"), args.repeat)
+            scan = scan_ms(campaign, args.scan_repeat)
+            tallies = campaign.tallies.count()
             results.append((size, workers, page, poll, listing))
             print(
                 f"{size:>10,} {workers:>8,} {report_s:>13.1f} {page[0]:>8.1f} {page[1]:>8} "
                 f"{poll[0]:>8.1f} {poll[1]:>8} {listing[0]:>8.1f} {listing[1]:>8}"
-                f"   (data built in {build_s:.1f} s)"
+                f" {scan:>8.1f} {tallies:>8,}   (data built in {build_s:.1f} s)",
+                flush=True,
             )
     finally:
         for campaign in campaigns:
@@ -200,9 +276,16 @@ def main() -> None:
             Assignment.objects.filter(campaign=campaign).delete()
             campaign.delete()
         Worker.objects.filter(external_id__startswith="bench-dashboard-").delete()
-    (small, w_small, page_small, *_), (large, w_large, page_large, *_) = results[0], results[-1]
+    (small, w_small, page_small, poll_small, _) = results[0]
+    (large, w_large, page_large, poll_large, _) = results[-1]
     print(
-        f"\ncampaign page at {large:,} judgments: {page_large[0]:.1f} ms (target < 300 ms); "
+        f"\npoll at {large:,} judgments: {poll_large[0]:.1f} ms (target < 50 ms); "
+        f"time ratio {poll_large[0] / poll_small[0]:.2f}x for {large / small:.0f}x the judgments; "
+        f"queries {poll_small[1]} vs {poll_large[1]} "
+        f"({'constant' if poll_small[1] == poll_large[1] else 'GROWS'})"
+    )
+    print(
+        f"campaign page at {large:,} judgments: {page_large[0]:.1f} ms (target < 300 ms); "
         f"queries {page_small[1]} at {small:,} judgments / {w_small} workers vs "
         f"{page_large[1]} at {large:,} / {w_large} "
         f"({'constant' if page_small[1] == page_large[1] else 'GROWS'}); "

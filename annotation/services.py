@@ -43,6 +43,7 @@ from annotation.models import (
 )
 from annotation.protocols import Protocol, registry
 from annotation.providers import Arrival
+from annotation.tallies import tally_add
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _TOKEN_SALT = "annotation.assignment"
@@ -384,6 +385,7 @@ def _judgment_store(
         return SubmitResult(judgments=existing, created=False, assignment_done=done)
 
     locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    locked.campaign, locked.worker = assignment.campaign, assignment.worker  # already loaded
     if locked.status != Assignment.Status.ACCEPTED:
         raise NotAllowed(f"This assignment is {locked.get_status_display().lower()}.")
     if not locked.campaign.is_live:
@@ -438,7 +440,16 @@ def _judgment_store(
     done = assignment_items_done(locked) >= locked.items_target
     if done:
         _assignment_close(locked, Assignment.Status.SUBMITTED, now)
-    assignment.refresh_from_db()
+    if not item.is_gold:
+        tally_add(
+            campaign_id=locked.campaign_id,
+            worker_id=worker.pk,
+            level=item.judged,
+            judgments=len(judgments),
+            now=judgments[0].created_at,  # the stored time, as a scan of the rows would see
+        )
+    for field in ("status", "last_activity_at", "submitted_at", "completion_code"):
+        setattr(assignment, field, getattr(locked, field))
     return SubmitResult(judgments=judgments, created=True, assignment_done=done)
 
 
@@ -510,6 +521,7 @@ def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
         )
     if not campaign.is_live:
         raise NotAllowed("This study is paused or closed; your answers so far are saved.")
+    assignment.campaign, assignment.worker = campaign, worker  # spare reloading them
     item = item_next(assignment=assignment, now=now)
     if item is None:
         if assignment.judgments.exists():

@@ -152,7 +152,9 @@ class Item(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "key"], name="item_unique_key_per_campaign"),
+            models.UniqueConstraint(
+                fields=["campaign", "key"], name="item_unique_key_per_campaign"
+            ),
             models.CheckConstraint(
                 condition=Q(claims__gte=models.F("judged")), name="item_claims_gte_judged"
             ),

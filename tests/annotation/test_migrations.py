@@ -1,0 +1,62 @@
+"""Data migrations fill new columns from the rows already stored."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+BEFORE = [("annotation", "0006_auditlog_soft_block")]
+AFTER = [("annotation", "0007_item_claims")]
+
+
+def _migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_allocation_counters_are_filled_from_stored_judgments_and_leases():
+    apps = _migrate(BEFORE)
+    try:
+        Campaign, Item = (
+            apps.get_model("annotation", "Campaign"),
+            apps.get_model("annotation", "Item"),
+        )
+        Worker = apps.get_model("annotation", "Worker")
+        Assignment = apps.get_model("annotation", "Assignment")
+        Judgment, Lease = (
+            apps.get_model("annotation", "Judgment"),
+            apps.get_model("annotation", "Lease"),
+        )
+        campaign = Campaign.objects.create(slug="old", name="old", protocol="likert")
+        items = [Item.objects.create(campaign=campaign, key=f"i{n}", payload={}) for n in range(3)]
+        workers = [Worker.objects.create(provider="local", external_id=f"w{n}") for n in range(3)]
+        soon = timezone.now() + timedelta(minutes=5)
+        for worker in workers:
+            assignment = Assignment.objects.create(campaign=campaign, worker=worker, items_target=5)
+            for question in ("empathy", "fluency"):  # two rows, one judging worker
+                Judgment.objects.create(
+                    item=items[0],
+                    worker=worker,
+                    assignment=assignment,
+                    question=question,
+                    value=3,
+                    time_spent_ms=1000,
+                )
+            if worker != workers[0]:
+                Lease.objects.create(
+                    item=items[1], worker=worker, assignment=assignment, expires_at=soon
+                )
+        apps = _migrate(AFTER)
+        Item = apps.get_model("annotation", "Item")
+        counted = {i.key: (i.judged, i.claims) for i in Item.objects.all()}
+        assert counted == {"i0": (3, 3), "i1": (0, 2), "i2": (0, 0)}
+        assert len({i.shuffle for i in Item.objects.all()}) == 3  # each its own random rank
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())

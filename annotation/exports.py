@@ -137,10 +137,17 @@ class _Column:
         return cls(dtype, encode)
 
     def values(self, values: list[Any]) -> pd.Series:
-        series = pd.Series(values, dtype=self.dtype)
-        if self.encode:
-            return series.map(lambda v: json.dumps(v, ensure_ascii=False))
-        return series
+        if not self.encode:
+            return pd.Series(values, dtype=self.dtype)
+        # Equal values of a chunk are one object (campaign_judgments_chunks): encode each once.
+        encoded: dict[int, str] = {}
+        texts = []
+        for value in values:
+            key = id(value)
+            if key not in encoded:
+                encoded[key] = json.dumps(value, ensure_ascii=False)
+            texts.append(encoded[key])
+        return pd.Series(texts)  # typed as frame_write's .map(json.dumps) types it
 
 
 def judgments_export(
@@ -186,10 +193,7 @@ def _frame(rows: list[tuple[Any, ...]], slug: str, columns: dict[str, _Column]) 
     for name, column in columns.items():
         frame[name] = column.values([row[names.index(name)] for row in rows])
     frame.insert(0, "campaign", slug)
-    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True).dt.strftime(
-        "%Y-%m-%dT%H:%M:%S.%fZ"
-    )
-    return frame
+    return frame  # created_at comes as the text judgments_export_frame makes of it
 
 
 def _csv_write(frames: Iterable[pd.DataFrame], path: Path) -> int:

@@ -1,6 +1,7 @@
 """Streamed judgment exports: the same file as the in-memory export, in bounded chunks."""
 
 import io
+from datetime import UTC, datetime
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -9,7 +10,7 @@ from django.core.management import call_command
 from django.db.models import JSONField, Value
 
 from annotation.exports import FORMATS, frame_write, judgments_export, judgments_export_frame
-from annotation.models import Participation
+from annotation.models import Judgment, Participation
 from tests.factories import (
     AssignmentFactory,
     CampaignFactory,
@@ -39,7 +40,17 @@ def _campaign_with(values: list, *, presentations: list | None = None, blocked: 
             presentation=(presentations or [{}] * len(values))[n],
             time_spent_ms=1000 + n,
         )
+    # Timestamps whose microseconds end in zeros (the database may shorten their text).
+    for moment, judgment in zip(MOMENTS, Judgment.objects.order_by("pk"), strict=False):
+        Judgment.objects.filter(pk=judgment.pk).update(created_at=moment)
     return campaign
+
+
+MOMENTS = [
+    datetime(2025, 1, 31, 12, 0, 0, tzinfo=UTC),
+    datetime(2025, 1, 31, 12, 0, 1, 120000, tzinfo=UTC),
+    datetime(2025, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+]
 
 
 def _same_file(campaign, tmp_path, fmt: str, **options) -> None:

@@ -18,18 +18,22 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.core.cache import cache
 from django.db.models import Count, F, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Dialogue, Item, Judgment, Payment, Utterance
-from annotation.tallies import Tally, campaign_tallies
+from annotation.tallies import HOUR, Tally, campaign_tallies
 from dashboard.models import Job
 
 # A worker counts as active when their assignment saw activity this recently.
 ACTIVE_MINUTES = 10
-# The rate behind the time-to-finish estimate is measured over this window.
-RATE_WINDOW = timedelta(hours=1)
+# The rate behind the time-to-finish estimate is measured over the tallies' last hour.
+RATE_WINDOW = HOUR
+# Item counts from this size on are cached this long (see _items_counts).
+ITEMS_CACHED_FROM = 10_000
+ITEMS_CACHE_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,41 @@ def _chat_target(campaign: Campaign) -> int | None:
     return 0
 
 
+def _items_key(campaign: Campaign) -> str:
+    # created_at as well as the id: a test database that reuses ids never reuses both.
+    return f"dashboard:items:{campaign.pk}:{campaign.created_at.timestamp()}"
+
+
+def _items_counts(campaigns: Sequence[Campaign]) -> dict[int, int]:
+    """Return each campaign's number of (non-gold) items, in one query at most.
+
+    Counting items reads every item row (88 ms at 200,000 items), so a count of at least
+    ``ITEMS_CACHED_FROM`` is kept ``ITEMS_CACHE_SECONDS`` in the cache: a large campaign's
+    items are added at launch (or by its chats, a handful a minute), so the poll shows a new
+    item at most that late. Smaller counts cost little and are always exact.
+    """
+    keys = {_items_key(c): c.pk for c in campaigns}
+    counts = {keys[key]: n for key, n in cache.get_many(list(keys)).items()}
+    missing = [c.pk for c in campaigns if c.pk not in counts]
+    if missing:
+        fresh = dict(
+            Item.objects.filter(campaign__in=missing, gold__isnull=True)
+            .values("campaign")
+            .annotate(n=Count("pk"))
+            .values_list("campaign", "n")
+        )
+        counts.update(fresh)
+        cache.set_many(
+            {
+                _items_key(c): fresh[c.pk]
+                for c in campaigns
+                if fresh.get(c.pk, 0) >= ITEMS_CACHED_FROM
+            },
+            ITEMS_CACHE_SECONDS,
+        )
+    return counts
+
+
 def campaign_rows(
     campaigns: Iterable[Campaign], *, now: datetime | None = None
 ) -> list[CampaignRow]:
@@ -147,12 +186,7 @@ def campaign_rows(
     campaigns = list(campaigns)
     ids = [c.pk for c in campaigns]
     now = now or timezone.now()
-    items = dict(
-        Item.objects.filter(campaign__in=ids, gold__isnull=True)
-        .values("campaign")
-        .annotate(n=Count("pk"))
-        .values_list("campaign", "n")
-    )
+    items = _items_counts(campaigns)
     stats = campaign_tallies(ids, now=now)
     chats = _dialogue_progress(campaigns)
     chats_per_hour = _dialogues_per_hour(list(chats), now)

@@ -86,3 +86,25 @@ def test_the_poll_reads_tallies_not_judgments_and_one_key_of_the_snapshot(
     sql = "\n".join(q["sql"] for q in queries.captured_queries)
     assert Judgment._meta.db_table not in sql
     assert CampaignTally._meta.db_table in sql
+
+
+def test_a_large_campaigns_item_count_is_cached_briefly_and_a_small_ones_is_exact(
+    researcher, monkeypatch
+) -> None:
+    from django.core.cache import cache
+
+    from dashboard import selectors
+
+    cache.clear()
+    large, small = CampaignFactory(owner=researcher), CampaignFactory(owner=researcher)
+    ItemFactory.create_batch(6, campaign=large)
+    ItemFactory.create_batch(2, campaign=small)
+    monkeypatch.setattr(selectors, "ITEMS_CACHED_FROM", 5)
+    assert [r.items for r in campaign_rows([large, small])] == [6, 2]
+    ItemFactory(campaign=large), ItemFactory(campaign=small)
+    with CaptureQueriesContext(connection) as queries:
+        assert [r.items for r in campaign_rows([large, small])] == [6, 3]
+    counted = [q["sql"] for q in queries.captured_queries if "annotation_item" in q["sql"]]
+    assert len(counted) == 1 and f"IN ({small.pk})" in counted[0]
+    cache.clear()
+    assert [r.items for r in campaign_rows([large, small])] == [7, 3]

@@ -5,7 +5,7 @@ per item, raters who differ: good, noisy and spamming workers with their own bia
 ``python manage.py report <slug>`` and ``python manage.py export <slug> --format <fmt>`` each in
 a subprocess of its own, measuring wall time and peak RSS (``os.wait4``'s rusage of that
 child), and prints one table plus the ratios the targets are about: time per judgment at the
-smallest vs the largest size, and export peak RSS at 10^5 vs 10^6 (flat memory: near 1).
+smallest vs the largest size, and peak RSS at 10^5 vs 10^6 (flat memory: near 1).
 Targets (issue 15): report and export at 10^6 judgments under 20 s and under 1 GB peak RSS.
 
 Run from the repository root with a PostgreSQL database of your own::
@@ -270,8 +270,9 @@ def campaigns_delete(prefix: str = "bench-scale-") -> None:
 # --- measuring --------------------------------------------------------------------------------
 
 
-def measure(args: list[str], timeout: int) -> tuple[float, float, str]:
-    """Run ``manage.py args`` in a child; return wall seconds, peak RSS in MB, output tail."""
+def measure(args: list[str], timeout: int) -> tuple[float, float, float, str]:
+    """Run ``manage.py args`` in a child; return wall and CPU seconds (user + system: what
+    other load on the machine does not inflate), peak RSS in MB, and the output's tail."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         child = subprocess.Popen(
@@ -292,7 +293,8 @@ def measure(args: list[str], timeout: int) -> tuple[float, float, str]:
         text = out.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"manage.py {' '.join(args)} failed ({status}):\n{text[-3000:]}")
-    return seconds, usage.ru_maxrss / 1024, text[-400:]
+    cpu = usage.ru_utime + usage.ru_stime
+    return seconds, cpu, usage.ru_maxrss / 1024, text[-400:]
 
 
 def main() -> None:
@@ -314,7 +316,7 @@ def main() -> None:
         f"{platform.python_version()} | {os.cpu_count()} CPU(s) | database "
         f"{settings.DATABASES['default']['NAME']}"
     )
-    rows: list[tuple[str, int, str, float, float]] = []
+    rows: list[tuple[str, int, str, float, float, float]] = []
     out_dir = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     try:
         for protocol in options.protocols:
@@ -336,10 +338,11 @@ def main() -> None:
                         (f"export {fmt}", ["export", slug, "--format", fmt, "--out", str(path)])
                     )
                 for what, args in tasks:
-                    seconds, rss, _ = measure(args, options.timeout)
-                    rows.append((protocol, n, what, seconds, rss))
+                    seconds, cpu, rss, _ = measure(args, options.timeout)
+                    rows.append((protocol, n, what, seconds, cpu, rss))
                     print(
-                        f"  {protocol:<8} {n:>9,} {what:<14} {seconds:7.2f} s {rss:7.0f} MB",
+                        f"  {protocol:<8} {n:>9,} {what:<14} {seconds:7.2f} s (CPU {cpu:6.2f} s) "
+                        f"{rss:7.0f} MB",
                         flush=True,
                     )
                 for path in out_dir.iterdir():
@@ -352,20 +355,20 @@ def main() -> None:
     table_print(rows)
 
 
-def table_print(rows: list[tuple[str, int, str, float, float]]) -> None:
+def table_print(rows: list[tuple[str, int, str, float, float, float]]) -> None:
     """Print the measurements and the ratios between the smallest and largest sizes."""
     print(f"\n| {'protocol':<8} | {'judgments':>9} | {'command':<14} | {'wall s':>7} | "
-          f"{'µs/judgment':>11} | {'peak RSS MB':>11} |")  # fmt: skip
-    print(f"|{'-' * 10}|{'-' * 11}|{'-' * 16}|{'-' * 9}|{'-' * 13}|{'-' * 13}|")
-    for protocol, n, what, seconds, rss in rows:
+          f"{'CPU s':>7} | {'µs/judgment':>11} | {'peak RSS MB':>11} |")  # fmt: skip
+    print(f"|{'-' * 10}|{'-' * 11}|{'-' * 16}|{'-' * 9}|{'-' * 9}|{'-' * 13}|{'-' * 13}|")
+    for protocol, n, what, seconds, cpu, rss in rows:
         print(
-            f"| {protocol:<8} | {n:>9,} | {what:<14} | {seconds:7.2f} | "
+            f"| {protocol:<8} | {n:>9,} | {what:<14} | {seconds:7.2f} | {cpu:7.2f} | "
             f"{seconds / n * 1e6:11.1f} | {rss:11.0f} |"
         )
     print()
-    keys = dict.fromkeys((p, w) for p, _, w, _, _ in rows)
+    keys = dict.fromkeys((p, w) for p, _, w, _, _, _ in rows)
     for protocol, what in keys:
-        mine = sorted((n, s, r) for p, n, w, s, r in rows if (p, w) == (protocol, what))
+        mine = sorted((n, s, r) for p, n, w, s, _, r in rows if (p, w) == (protocol, what))
         if len(mine) < 2:
             continue
         (n0, s0, r0), (n1, s1, r1) = mine[0], mine[-1]

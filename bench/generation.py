@@ -5,9 +5,10 @@ backend directly.
 Run from the repository root: ``.venv/bin/python bench/generation.py``. It builds a small
 randomly initialised GPT-2 (4 layers, width 128) in a temp folder (nothing is downloaded) and
 uses a temp SQLite database unless ``DATABASE_URL`` is set. Celery runs eagerly unless
-``CELERY_BROKER_URL`` is set; ``--worker`` then starts a real worker (PostgreSQL only) and times
-the job from enqueue to done. Targets (issue 4): batched ≥ 5× one-at-a-time; platform overhead
-under 20 ms per response in batch mode.
+``CELERY_BROKER_URL`` is set; ``--worker`` then starts a real worker (PostgreSQL only) and, in
+alternating rounds, times the job from enqueue to done and the same work on the backend called
+directly; the overhead is the median of the rounds' differences. Targets (issue 4): batched ≥ 5×
+one-at-a-time; platform overhead under 20 ms per response in batch mode.
 """
 
 from __future__ import annotations
@@ -98,18 +99,15 @@ def job_time(endpoint: ModelEndpoint, data: list[Example], batch: int, worker: b
     return elapsed
 
 
-def overhead(name: str, endpoint: ModelEndpoint, n: int, batch: int, worker: bool) -> None:
-    """Print the job's time per response beyond the model's own time.
+def overhead(name: str, endpoint: ModelEndpoint, n: int, batch: int) -> None:
+    """Print the job's time per response beyond the model's own time (eager: in-process).
 
-    In-process (eager) the backend's ``generate`` is timed inside the job, so the overhead is
-    the job's wall time minus the model's time, immune to how loaded the machine is. With a
-    real worker it is the job's time minus a direct run's (noisier: two runs).
+    The backend's ``generate`` is timed inside the job, so the overhead is the job's wall time
+    minus the model's time within the same run, immune to how loaded the machine is.
     """
     backend = endpoint_backend(endpoint)
     job_data = examples(n, "job")
     backend.generate(examples(2, "warm-up"), endpoint.decoding)  # load and warm up
-    if worker:  # the worker loads the model on its first job: not part of the overhead
-        job_time(endpoint, examples(2, "warm-up-worker"), batch, worker)
     inside = [0.0]
     generate = backend.generate
 
@@ -122,16 +120,9 @@ def overhead(name: str, endpoint: ModelEndpoint, n: int, batch: int, worker: boo
 
     backend.generate = timed_generate  # type: ignore[method-assign]
     try:
-        t_job = job_time(endpoint, job_data, batch, worker)
+        t_job = job_time(endpoint, job_data, batch, worker=False)
     finally:
         del backend.generate
-    if worker:
-        direct_data = examples(n, "direct")
-        inside[0] = timed(
-            lambda: [
-                generate(direct_data[i : i + batch], endpoint.decoding) for i in range(0, n, batch)
-            ]
-        )
     per = (t_job - inside[0]) / n * 1000
     print(
         f"   {name:<18} model {n / inside[0]:10.1f}/s   job {n / t_job:8.1f}/s   "
@@ -139,9 +130,53 @@ def overhead(name: str, endpoint: ModelEndpoint, n: int, batch: int, worker: boo
     )
 
 
+def overhead_worker(name: str, endpoint: ModelEndpoint, n: int, batch: int, repeats: int) -> None:
+    """Print the job's time per response through a real worker beyond the model's own time.
+
+    The worker's model time cannot be timed from here, so each round runs the same work both
+    ways, back to back: the backend called directly in batches (this process) and a job
+    through the broker and the worker (enqueue to done); the order alternates between rounds.
+    The overhead is the median of the rounds' paired differences. When it is within the
+    direct runs' own spread, the noise is what is printed, never a difference of two
+    separate runs that may come out negative.
+    """
+    backend = endpoint_backend(endpoint)
+    backend.generate(examples(2, "warm-up"), endpoint.decoding)  # load and warm up
+    job_time(endpoint, examples(2, "warm-up-worker"), batch, worker=True)  # the worker's too
+
+    def direct_run(data: list[Example]) -> float:
+        return timed(
+            lambda: [
+                backend.generate(data[i : i + batch], endpoint.decoding)
+                for i in range(0, len(data), batch)
+            ]
+        )
+
+    direct, job = [], []
+    for r in range(repeats):
+        runs = [
+            (direct, lambda r=r: direct_run(examples(n, f"direct-{r}"))),
+            (job, lambda r=r: job_time(endpoint, examples(n, f"job-{r}"), batch, worker=True)),
+        ]
+        for times, run in runs if r % 2 == 0 else runs[::-1]:
+            times.append(run())
+    per = [(j - d) / n * 1000 for j, d in zip(job, direct, strict=True)]
+    spread = (max(direct) - min(direct)) / n * 1000
+    t_direct, t_job = statistics.median(direct), statistics.median(job)
+    median = statistics.median(per)
+    shown = f"{median:6.2f} ms/response" if median > spread else f"< {spread:.2f} (noise)"
+    print(f"   {name:<18} model {n / t_direct:10.1f}/s   job {n / t_job:8.1f}/s   overhead {shown}")
+    print(
+        f"   {'':<18} (median of {repeats} alternating rounds; per round, ms/response: "
+        f"{', '.join(f'{v:.2f}' for v in per)}; direct runs' spread {spread:.2f})"
+    )
+
+
 def start_worker() -> subprocess.Popen:
-    command = [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--pool", "solo"]
+    """Start a worker as compose.yaml runs the inference one (prefork, one process)."""
+    command = [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "--concurrency", "1"]
     command += ["-Q", "default,inference", "--loglevel", "WARNING"]
+    command += ["-n", f"bench-generation-{os.getpid()}@%h"]
     worker = subprocess.Popen(command, cwd=ROOT)
     time.sleep(8)  # let it connect and import the backends before timing
     return worker
@@ -152,6 +187,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=64, help="Contexts for the model runs.")
     parser.add_argument("--batch", type=int, default=32, help="Examples per batch.")
     parser.add_argument("--worker", action="store_true", help="Time jobs on a real worker.")
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="Alternating rounds with --worker (default 5)."
+    )
     args = parser.parse_args()
     print(
         f"python {platform.python_version()}, torch {torch.__version__}, "
@@ -168,12 +206,18 @@ def main() -> None:
         print(f"\n2. Platform overhead: a generation job ({args.batch} a batch) vs the backend")
         suffix = str(int(time.time()))
         bot = endpoint_register(name=f"bench-bot-{suffix}", backend="generic_bot")
-        overhead("GenericBot, 2000", bot, 2000, args.batch, args.worker)
         gpt2 = endpoint_register(
             name=f"bench-gpt2-{suffix}", backend="hf_local",
             config={"path": model, "batch_size": args.batch}, decoding=GREEDY,
         )  # fmt: skip
-        overhead(f"GPT-2, {args.n}", gpt2, args.n, args.batch, args.worker)
+        for label, endpoint, n in (
+            ("GenericBot, 2000", bot, 2000),
+            (f"GPT-2, {args.n}", gpt2, args.n),
+        ):
+            if args.worker:
+                overhead_worker(label, endpoint, n, args.batch, args.repeats)
+            else:
+                overhead(label, endpoint, n, args.batch)
         print(
             "   (target: overhead < 20 ms/response; GenericBot isolates it, the model adds noise)"
         )

@@ -298,11 +298,6 @@ def assignments_abandon_stale(
     return count
 
 
-def assignment_items_done(assignment: Assignment) -> int:
-    """Count the items judged in this assignment."""
-    return assignment.judgments.values("item").distinct().count()
-
-
 # --- judgments ---------------------------------------------------------------------------
 
 
@@ -377,8 +372,17 @@ def _judgment_store(
     if item is None:
         raise NotFound("This item is not part of this study.")
     worker = assignment.worker
-    existing = list(Judgment.objects.filter(item=item, worker=worker))
-    if existing:
+    # A worker holding a lease on the item has not judged it (lease_fulfil deletes the lease
+    # in the transaction that stores the judgments), so only a missing lease can mean that
+    # the same answers were sent again.
+    lease = Lease.objects.filter(item=item, worker=worker).first()
+    if lease is None:
+        existing = list(Judgment.objects.filter(item=item, worker=worker))
+        if not existing:
+            raise NotAllowed(
+                "This item is not held for you: it was not given to you, or your time for it "
+                "ran out and it went back to the pool. Please continue with the next item."
+            )
         if {j.question: j.value for j in existing} != answered.values:
             raise Conflict("You already answered this item; answers cannot be changed.")
         done = not Assignment.objects.filter(pk=assignment.pk, status="accepted").exists()
@@ -390,12 +394,6 @@ def _judgment_store(
         raise NotAllowed(f"This assignment is {locked.get_status_display().lower()}.")
     if not locked.campaign.is_live:
         raise NotAllowed("This study is not open at the moment.")
-    lease = Lease.objects.filter(item=item, worker=worker).first()
-    if lease is None:
-        raise NotAllowed(
-            "This item is not held for you: it was not given to you, or your time for it ran "
-            "out and it went back to the pool. Please continue with the next item."
-        )
     if (
         lease.expires_at <= now
         and item_claims(item=item, now=now, exclude_worker=worker) >= locked.campaign.redundancy
@@ -436,8 +434,9 @@ def _judgment_store(
     if item.is_gold:
         quality.gold_record(campaign=locked.campaign, worker=worker)
     locked.last_activity_at = now
-    locked.save(update_fields=["last_activity_at"])
-    done = assignment_items_done(locked) >= locked.items_target
+    locked.items_done += 1
+    locked.save(update_fields=["last_activity_at", "items_done"])
+    done = locked.items_done >= locked.items_target
     if done:
         _assignment_close(locked, Assignment.Status.SUBMITTED, now)
     if not item.is_gold:
@@ -448,7 +447,7 @@ def _judgment_store(
             judgments=len(judgments),
             now=judgments[0].created_at,  # the stored time, as a scan of the rows would see
         )
-    for field in ("status", "last_activity_at", "submitted_at", "completion_code"):
+    for field in ("status", "last_activity_at", "items_done", "submitted_at", "completion_code"):
         setattr(assignment, field, getattr(locked, field))
     return SubmitResult(judgments=judgments, created=True, assignment_done=done)
 
@@ -532,5 +531,5 @@ def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
         kind="item",
         assignment=assignment,
         item=item,
-        position=assignment_items_done(assignment) + 1,
+        position=assignment.items_done + 1,
     )

@@ -249,6 +249,8 @@ class Assignment(models.Model):
     submit_to = models.URLField(blank=True, help_text="MTurk's turkSubmitTo host.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACCEPTED)
     items_target = models.PositiveSmallIntegerField()
+    # Items judged in this assignment; kept by judgment_submit under the assignment's row lock.
+    items_done = models.PositiveSmallIntegerField(default=0, editable=False)
     completion_code = models.CharField(max_length=32, blank=True)
     accepted_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(auto_now_add=True)

@@ -8,7 +8,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 BEFORE = [("annotation", "0006_auditlog_soft_block")]
-AFTER = [("annotation", "0007_item_claims")]
+AFTER = [("annotation", "0009_assignment_items_done")]
 
 
 def _migrate(targets):
@@ -19,7 +19,7 @@ def _migrate(targets):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_allocation_counters_are_filled_from_stored_judgments_and_leases():
+def test_counters_are_filled_from_stored_judgments_and_leases():
     apps = _migrate(BEFORE)
     try:
         Campaign, Item = (
@@ -56,6 +56,8 @@ def test_allocation_counters_are_filled_from_stored_judgments_and_leases():
         counted = {i.key: (i.judged, i.claims) for i in Item.objects.all()}
         assert counted == {"i0": (3, 3), "i1": (0, 2), "i2": (0, 0)}
         assert len({i.shuffle for i in Item.objects.all()}) == 3  # each its own random rank
+        Assignment = apps.get_model("annotation", "Assignment")
+        assert sorted(Assignment.objects.values_list("items_done", flat=True)) == [1, 1, 1]
     finally:
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()

@@ -108,3 +108,34 @@ def test_a_large_campaigns_item_count_is_cached_briefly_and_a_small_ones_is_exac
     assert len(counted) == 1 and f"IN ({small.pk})" in counted[0]
     cache.clear()
     assert [r.items for r in campaign_rows([large, small])] == [7, 3]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="annotation/chat/bot.py label_submit stores Judgments without tally_add yet",
+)
+def test_interactive_ssa_labels_count_in_the_live_numbers(researcher) -> None:
+    import random
+
+    from annotation.chat import bot
+    from annotation.chat.seats import chat_arrive
+    from annotation.protocols import registry
+    from annotation.providers import Arrival
+    from modelhub.services import endpoint_register
+    from tests.annotation.chat.helpers import ssa_campaign
+
+    endpoint_register(name="generic-bot", backend="generic_bot")
+    campaign = ssa_campaign(models=["generic-bot"])
+    protocol = registry.get(campaign.protocol)
+    parameters = protocol.clean_parameters(campaign.parameters)
+    seat = chat_arrive(campaign=campaign, arrival=Arrival(provider="local", worker_id="w1")).seat
+    assert seat is not None and seat.dialogue_id is not None
+    sent = bot.ssa_message_send(seat_id=seat.pk, client_id="c1", text="I love hiking.", signals={})
+    bot.bot_turn_run(dialogue_id=seat.dialogue_id, index=sent.index + 1)
+    answers = protocol.simulate_answers(
+        parameters, {}, {}, {"sensible": True, "specific": False}, "good", random.Random(0)
+    )
+    bot.label_submit(seat_id=seat.pk, index=sent.index + 1, answers=dict(answers))
+    stored = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True).count()
+    assert stored > 0
+    assert campaign_rows([campaign])[0].judgments == stored

@@ -77,6 +77,7 @@ class Stats:
     # (worker id, item id) -> the answers whose POST was acknowledged
     acknowledged: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
     requests: int = 0
+    reconnects: int = 0
     holding: int = 0  # workers cut off between the item page and its acknowledgement
     seconds: float = 0.0
 
@@ -141,7 +142,7 @@ def main() -> None:
                 print_crowd(size, workers, stats, health, problems)
                 results.append((size, stats))
                 failed = failed or bool(problems) or stats.server_errors() > 0
-                if stats.server_errors():
+                if stats.server_errors() or stats.errors:
                     print_server_errors(log_path)
             if len(sizes) > 1:
                 print_sizes(results)
@@ -460,7 +461,15 @@ async def timed(
     stats.requests += 1
     started = time.perf_counter()
     try:
-        response = await http.request(method, url, **kwargs)
+        try:
+            response = await http.request(method, url, **kwargs)
+        except (httpx.RemoteProtocolError, httpx.ReadError):
+            # The server closed a kept-alive connection as it was reused (its keep-alive is
+            # 5 s): a browser sends the request again on a new one, and so do we, once. Safe
+            # for the POST too, since the same answers resent store nothing.
+            stats.reconnects += 1
+            started = time.perf_counter()
+            response = await http.request(method, url, **kwargs)
     except httpx.HTTPError as exc:
         stats.errors[f"{kind}: {type(exc).__name__}"] += 1
         return None
@@ -545,7 +554,10 @@ def print_crowd(size: int, workers: int, stats: Stats, health: Stats, problems: 
             f"p50 {percentile(ms, 0.5):8.1f} ms  p99 {percentile(ms, 0.99):8.1f} ms"
         )
     statuses = ", ".join(f"{s}: {n:,}" for s, n in sorted(stats.statuses.items()))
-    print(f"  statuses {statuses}; 5xx: {stats.server_errors()}")
+    print(
+        f"  statuses {statuses}; 5xx: {stats.server_errors()}; "
+        f"resent on a closed keep-alive connection: {stats.reconnects}"
+    )
     print(
         f"  full cycles {cycles:.1f}/s ÷ /health/ {health_rate:.1f}/s = {cycles / health_rate:.3f}"
     )
@@ -563,7 +575,7 @@ def print_sizes(results: list[tuple[int, Stats]]) -> None:
 
 def print_server_errors(log_path: Path) -> None:
     lines = log_path.read_text(errors="replace").splitlines()
-    errors = [line for line in lines if "Error" in line or "error" in line][-10:]
+    errors = [line for line in lines if re.search(r"error|TIMEOUT|Booting", line, re.I)][-10:]
     print("  server log (last error lines):", *errors, sep="\n    ")
 
 

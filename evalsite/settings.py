@@ -148,7 +148,7 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # answered 503 + Retry-After (evalsite.overload). EVALSITE_DB_POOL_MAX=0 turns the pool off.
 DB_POOL_MIN = read_int("EVALSITE_DB_POOL_MIN", 1)
 DB_POOL_MAX = read_int("EVALSITE_DB_POOL_MAX", 10)
-DB_POOL_TIMEOUT = read_float("EVALSITE_DB_POOL_TIMEOUT", 10.0, low=0.1, high=600.0)
+DB_POOL_TIMEOUT = read_float("EVALSITE_DB_POOL_TIMEOUT", 30.0, low=0.1, high=600.0)
 if DB_POOL_MAX and DB_POOL_MIN > DB_POOL_MAX:
     fail("EVALSITE_DB_POOL_MIN", f"at most EVALSITE_DB_POOL_MAX ({DB_POOL_MAX})", str(DB_POOL_MIN))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and DB_POOL_MAX:

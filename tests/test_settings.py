@@ -83,7 +83,7 @@ POSTGRES = "postgres://u@127.0.0.1:5432/x"
 
 def test_postgresql_connections_come_from_a_bounded_pool_sized_by_the_environment():
     assert json.loads(database_with(DATABASE_URL=POSTGRES).stdout) == {
-        "pool": {"min_size": 1, "max_size": 10, "timeout": 10.0},
+        "pool": {"min_size": 1, "max_size": 10, "timeout": 30.0},
         "age": 0,
     }
     sized = database_with(

@@ -19,10 +19,10 @@ from annotation.exceptions import AnnotationError, Conflict, InvalidParameters, 
 from annotation.models import Assignment, AuditLog, Campaign, Hit, Payment, Publication, Worker
 from annotation.payments.launch import bucket_pay, dialogue_length
 from annotation.payments.ledger import audit_add, payment_key, payment_send
-from annotation.payments.sync import assignment_set_status, publication_sync
+from annotation.payments.sync import publication_sync
 from annotation.providers import provider_get
 from annotation.providers.base import money
-from annotation.services import assignment_has_work
+from annotation.services import assignment_has_work, assignment_set_status
 
 NO_WORK = "No work was recorded for this assignment in the study."
 

@@ -16,17 +16,13 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from django.db import transaction
 from django.utils import timezone
 
-from annotation.allocation import leases_release
 from annotation.models import (
     Assignment,
     AuditLog,
     Hit,
-    Lease,
     Payment,
     Publication,
     Worker,
@@ -34,7 +30,7 @@ from annotation.models import (
 from annotation.payments.ledger import audit_add, payment_key
 from annotation.providers import provider_get
 from annotation.providers.base import HitState, RemoteSubmission
-from annotation.services import assignment_has_work
+from annotation.services import assignment_has_work, assignment_set_status
 
 logger = logging.getLogger(__name__)
 _S = Assignment.Status
@@ -83,29 +79,6 @@ def _target(local: str, remote: RemoteSubmission, has_work: bool) -> str | None:
     if remote.status == "expired":
         return _S.ABANDONED
     return None
-
-
-@transaction.atomic
-def assignment_set_status(*, assignment: Assignment, status: str, now: datetime) -> bool:
-    """Move the assignment to ``status`` under its row lock; release its leases; keep judgments.
-
-    Returns False if it had already moved on (approved/rejected are final).
-    """
-    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-    if locked.status == status or locked.status in _FINAL:
-        return False
-    fields = ["status"]
-    locked.status = status
-    if status == _S.SUBMITTED and locked.submitted_at is None:
-        locked.submitted_at = now
-        fields.append("submitted_at")
-    if status in _FINAL:
-        locked.reviewed_at = now
-        fields.append("reviewed_at")
-    locked.save(update_fields=fields)
-    leases_release(Lease.objects.filter(assignment=locked))
-    assignment.status = status
-    return True
 
 
 def _record_outside_approval(publication: Publication, assignment: Assignment) -> None:

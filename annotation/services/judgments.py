@@ -1,0 +1,172 @@
+"""Judgments: one worker's validated answers to one item, stored exactly once."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation import quality
+from annotation.allocation import item_claims, lease_fulfil, leases_release
+from annotation.exceptions import Conflict, NotAllowed, NotFound
+from annotation.models import Assignment, Item, Judgment, Lease, Participation, Worker, WorkerBlock
+from annotation.protocols import Protocol, registry
+from annotation.services.assignments import _transition
+from annotation.tallies import tally_add
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """The outcome of a submission: the stored judgments and whether this call stored them."""
+
+    judgments: list[Judgment]
+    created: bool
+    assignment_done: bool
+
+
+def judgment_submit(
+    *,
+    assignment: Assignment,
+    item_id: Any,
+    answers: Mapping[str, Any],
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Validate and store one worker's answers to one item, in one transaction.
+
+    Idempotent: the same answers sent again store nothing and succeed. Different answers to an
+    item already answered are refused. The item's row lock serialises this with allocation,
+    so an item never gets more judgments than the campaign's redundancy.
+    """
+    now = now or timezone.now()
+    campaign = assignment.campaign
+    protocol = registry.get(campaign.protocol)
+    parameters = protocol.clean_parameters(campaign.parameters)
+    cleaned = protocol.clean_answers(parameters, answers)
+    answered = Answered(protocol=protocol, parameters=parameters, values=cleaned, sent=answers)
+    item_pk = _item_pk(item_id)
+    if item_pk is None:
+        raise NotFound("This item is not part of this study.")
+
+    try:
+        return _judgment_store(assignment, item_pk, answered, now)
+    except IntegrityError:
+        # Only a concurrent identical submission can get here; it stored the rows.
+        return _judgment_store(assignment, item_pk, answered, now)
+
+
+@dataclass(frozen=True)
+class Answered:
+    """Validated answers with the protocol and cleaned parameters that validated them."""
+
+    protocol: Protocol
+    parameters: dict[str, Any]
+    values: dict[str, Any]
+    sent: Mapping[str, Any]  # the answers as sent, for the protocol's checks against the item
+
+
+def presentation_seed(*, item: Item, worker: Worker) -> str:
+    """Return the seed of what this worker is shown of this item (stable, not guessable)."""
+    return hashlib.sha256(f"{settings.SECRET_KEY}:{item.pk}:{worker.pk}".encode()).hexdigest()
+
+
+def _item_pk(value: Any) -> int | None:
+    """Return an item id sent as an integer or a string of digits; None for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value > 0 else None
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
+        return int(value.strip())
+    return None
+
+
+@transaction.atomic
+def _judgment_store(
+    assignment: Assignment, item_pk: int, answered: Answered, now: datetime
+) -> SubmitResult:
+    item = Item.objects.select_for_update().filter(pk=item_pk, campaign=assignment.campaign).first()
+    if item is None:
+        raise NotFound("This item is not part of this study.")
+    worker = assignment.worker
+    # A worker holding a lease on the item has not judged it (lease_fulfil deletes the lease
+    # in the transaction that stores the judgments), so only a missing lease can mean that
+    # the same answers were sent again.
+    lease = Lease.objects.filter(item=item, worker=worker).first()
+    if lease is None:
+        existing = list(Judgment.objects.filter(item=item, worker=worker))
+        if not existing:
+            raise NotAllowed(
+                "This item is not held for you: it was not given to you, or your time for it "
+                "ran out and it went back to the pool. Please continue with the next item."
+            )
+        if {j.question: j.value for j in existing} != answered.values:
+            raise Conflict("You already answered this item; answers cannot be changed.")
+        done = not Assignment.objects.filter(pk=assignment.pk, status="accepted").exists()
+        return SubmitResult(judgments=existing, created=False, assignment_done=done)
+
+    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    locked.campaign, locked.worker = assignment.campaign, assignment.worker  # already loaded
+    if locked.status != Assignment.Status.ACCEPTED:
+        raise NotAllowed(f"This assignment is {locked.get_status_display().lower()}.")
+    if not locked.campaign.is_live:
+        raise NotAllowed("This study is not open at the moment.")
+    if (
+        lease.expires_at <= now
+        and item_claims(item=item, now=now, exclude_worker=worker) >= locked.campaign.redundancy
+    ):
+        leases_release(Lease.objects.filter(pk=lease.pk))
+        raise Conflict(
+            "Your time for this item ran out and other workers have judged it; "
+            "please continue with the next item."
+        )
+    if (
+        Participation.objects.filter(
+            campaign=locked.campaign, worker=worker, soft_blocked=True
+        ).exists()
+        or WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists()
+    ):
+        raise NotAllowed("There are no more items for you in this study.")
+    spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
+    quality.answer_time_check(campaign=locked.campaign, spent_ms=spent)
+    answered.protocol.check_item_answers(
+        answered.parameters, item.payload, answered.sent, spent_ms=spent
+    )
+    shown = answered.protocol.presentation(
+        answered.parameters, item.payload, presentation_seed(item=item, worker=worker)
+    )
+    judgments = Judgment.objects.bulk_create(
+        Judgment(
+            item=item,
+            worker=worker,
+            assignment=locked,
+            question=question,
+            value=value,
+            presentation=shown,
+            time_spent_ms=spent,
+        )
+        for question, value in answered.values.items()
+    )
+    lease_fulfil(lease=lease, item=item)
+    if item.is_gold:
+        quality.gold_record(campaign=locked.campaign, worker=worker)
+    locked.last_activity_at = now
+    locked.items_done += 1
+    locked.save(update_fields=["last_activity_at", "items_done"])
+    done = locked.items_done >= locked.items_target
+    if done:
+        _transition(locked, Assignment.Status.SUBMITTED, now)
+    if not item.is_gold:
+        tally_add(
+            campaign_id=locked.campaign_id,
+            worker_id=worker.pk,
+            level=item.judged,
+            judgments=len(judgments),
+            now=judgments[0].created_at,  # the stored time, as a scan of the rows would see
+        )
+    for field in ("status", "last_activity_at", "items_done", "submitted_at", "completion_code"):
+        setattr(assignment, field, getattr(locked, field))
+    return SubmitResult(judgments=judgments, created=True, assignment_done=done)

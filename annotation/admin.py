@@ -3,7 +3,7 @@
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.datasets.selectors import deidentification_replacements
-from annotation.exceptions import InvalidParameters
+from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.models import (
     Assignment,
     AuditLog,
@@ -34,6 +34,24 @@ from annotation.models import (
 )
 from annotation.protocols import registry
 from annotation.quality import worker_unblock
+from annotation.services import campaign_set_status
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records written only by their services (money, audit, assignments, leases, judgments):
+    view, never edit; an edit here would bypass the checks and counters that keep them exact."""
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [field.name for field in self.model._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 class CampaignForm(forms.ModelForm):
@@ -46,7 +64,6 @@ class CampaignForm(forms.ModelForm):
             "name",
             "protocol",
             "parameters",
-            "status",
             "redundancy",
             "items_per_assignment",
             "lease_seconds",
@@ -62,9 +79,10 @@ class CampaignForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("protocol"):
+        name = data.get("protocol") or (self.instance.protocol if self.instance.pk else "")
+        if name and "parameters" in self.fields:
             try:
-                protocol = registry.get(data["protocol"])
+                protocol = registry.get(name)
                 data["parameters"] = protocol.clean_parameters(data.get("parameters") or {})
             except InvalidParameters as exc:
                 details = [f"{field}: {message}" for field, message in exc.fields.items()]
@@ -74,7 +92,12 @@ class CampaignForm(forms.ModelForm):
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
+    """Campaigns start as drafts; their status changes only through the lifecycle's actions
+    (``campaign_set_status``), and the protocol and slug never change once created, nor the
+    parameters once the campaign left the draft stage (its judgments were made under them)."""
+
     form = CampaignForm
+    actions = ["go_live", "pause", "finish"]
     list_display = ["slug", "name", "protocol", "status", "redundancy", "budget", "created_at"]
     list_filter = ["protocol", "status"]
     search_fields = ["slug", "name"]
@@ -97,6 +120,37 @@ class CampaignAdmin(admin.ModelAdmin):
             },
         ),
     ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Campaign | None = None) -> list[str]:
+        fixed = ["status"]
+        if obj is not None:
+            fixed += ["slug", "protocol"]
+            if obj.status != Campaign.Status.DRAFT:
+                fixed.append("parameters")
+        return fixed
+
+    def _set_status(self, request: HttpRequest, queryset: QuerySet[Campaign], status: str) -> None:
+        changed = 0
+        for campaign in queryset:
+            try:
+                campaign_set_status(campaign=campaign, status=status)
+                changed += 1
+            except AnnotationError as exc:
+                self.message_user(request, f"{campaign.slug}: {exc.message}", messages.ERROR)
+        if changed:
+            self.message_user(request, f"{changed} campaign(s) now {status}.")
+
+    @admin.action(description="Go live (or resume) the selected campaigns")
+    def go_live(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
+        self._set_status(request, queryset, Campaign.Status.LIVE)
+
+    @admin.action(description="Pause the selected campaigns")
+    def pause(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
+        self._set_status(request, queryset, Campaign.Status.PAUSED)
+
+    @admin.action(description="Finish the selected campaigns (for good)")
+    def finish(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
+        self._set_status(request, queryset, Campaign.Status.FINISHED)
 
 
 @admin.register(Item)
@@ -136,7 +190,7 @@ class WorkerAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ReadOnlyAdmin):
     list_display = ["pk", "campaign", "worker", "status", "accepted_at", "submitted_at"]
     list_filter = ["status", "campaign"]
     search_fields = ["provider_assignment_id", "worker__pseudonym"]
@@ -144,30 +198,17 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Lease)
-class LeaseAdmin(admin.ModelAdmin):
+class LeaseAdmin(ReadOnlyAdmin):
     list_display = ["item", "worker", "created_at", "expires_at"]
     raw_id_fields = ["item", "worker", "assignment"]
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(ReadOnlyAdmin):
     list_display = ["item", "worker", "question", "value", "time_spent_ms", "created_at"]
     list_filter = ["question", "item__campaign"]
     search_fields = ["worker__pseudonym", "item__key"]
     raw_id_fields = ["item", "worker", "assignment"]
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Money and audit records are written only by the payment services: view, never edit."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Publication)

@@ -1,7 +1,13 @@
 """The admin validates campaign parameters with the protocol."""
 
+import json
+
 from annotation.admin import CampaignForm
+from annotation.allocation import item_next
+from annotation.models import Lease
 from annotation.protocols import registry
+from annotation.services import assignment_start, campaign_set_status
+from tests.factories import CampaignFactory, ItemFactory, WorkerFactory
 
 
 def campaign_form(parameters: str, **controls: str) -> CampaignForm:
@@ -63,3 +69,74 @@ def test_admin_pages_render_for_staff(admin_client, campaign):
 def test_money_and_audit_records_cannot_be_added_in_the_admin(admin_client):
     for model in ("payment", "auditlog", "publication", "hit", "workerblock"):
         assert admin_client.get(f"/admin/annotation/{model}/add/").status_code == 403
+
+
+def _change_form_post(campaign, **changes):
+    """Return the admin change form's POST data for ``campaign`` with ``changes`` applied."""
+    data = {
+        "slug": campaign.slug,
+        "name": campaign.name,
+        "protocol": campaign.protocol,
+        "parameters": json.dumps(campaign.parameters),
+        "status": campaign.status,
+        "redundancy": campaign.redundancy,
+        "items_per_assignment": campaign.items_per_assignment,
+        "lease_seconds": campaign.lease_seconds,
+        "reward": "0",
+        "budget": "0",
+        "gold_rate": "0",
+        "gold_min_accuracy": "0.7",
+        "gold_min_answered": "3",
+        "min_seconds_per_item": "0",
+        "_save": "Save",
+    }
+    return {**data, **changes}
+
+
+def test_admin_cannot_reopen_a_finished_campaign_or_switch_its_protocol(admin_client, campaign):
+    campaign_set_status(campaign=campaign, status="finished")
+    slug = campaign.slug
+    url = f"/admin/annotation/campaign/{campaign.pk}/change/"
+    post = _change_form_post(
+        campaign, status="live", protocol="pairwise", parameters="{}", slug="other", name="Renamed"
+    )
+    assert admin_client.post(url, post).status_code == 302
+    campaign.refresh_from_db()
+    assert (campaign.status, campaign.protocol, campaign.slug) == (
+        "finished",
+        "likert",
+        slug,
+    )
+    assert campaign.parameters == registry.get("likert").default_parameters()
+    assert campaign.name == "Renamed"  # what may change still does
+
+
+def test_admin_status_actions_go_through_the_lifecycle(admin_client, campaign):
+    campaign_set_status(campaign=campaign, status="finished")
+    response = admin_client.post(
+        "/admin/annotation/campaign/",
+        {"action": "go_live", "_selected_action": [campaign.pk]},
+        follow=True,
+    )
+    assert "finished campaign cannot become live" in response.content.decode()
+    campaign.refresh_from_db()
+    assert campaign.status == "finished"
+    draft = CampaignFactory(status="draft")
+    ItemFactory(campaign=draft)
+    admin_client.post(
+        "/admin/annotation/campaign/", {"action": "go_live", "_selected_action": [draft.pk]}
+    )
+    draft.refresh_from_db()
+    assert draft.status == "live"
+
+
+def test_judgments_assignments_and_leases_are_view_only_in_the_admin(admin_client, campaign):
+    assignment = assignment_start(campaign=campaign, worker=WorkerFactory())
+    item_next(assignment=assignment)
+    for model, pk in (("assignment", assignment.pk), ("lease", Lease.objects.get().pk)):
+        assert admin_client.get(f"/admin/annotation/{model}/{pk}/change/").status_code == 200
+        post = admin_client.post(f"/admin/annotation/{model}/{pk}/change/", {"status": "approved"})
+        assert post.status_code == 403
+        assert admin_client.get(f"/admin/annotation/{model}/{pk}/delete/").status_code == 403
+    assignment.refresh_from_db()
+    assert assignment.status == "accepted"

@@ -21,12 +21,15 @@ states the conventions:
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import binomtest
+
+from annotation.agreement import _resampled_sums
 
 OUTCOMES = ("a", "b", "both", "neither")
 PAIR_COLUMNS = [
@@ -62,13 +65,15 @@ class DisconnectedComparisons(ValueError):
 
 def _canonical(outcomes: pd.DataFrame) -> pd.DataFrame:
     """Orient every comparison so that ``a`` < ``b`` by name, flipping the outcome with it."""
-    bad = set(outcomes["outcome"]) - set(OUTCOMES)
+    bad = set(outcomes["outcome"].unique()) - set(OUTCOMES)
     if bad:
         raise ValueError(f"unknown outcome(s) {sorted(map(str, bad))}; use {OUTCOMES}")
     if (outcomes["a"] == outcomes["b"]).any():
         raise ValueError("a model cannot be compared with itself")
     flip = outcomes["a"] > outcomes["b"]
-    swapped = outcomes["outcome"].map({"a": "b", "b": "a", "both": "both", "neither": "neither"})
+    swapped = _lookup(
+        outcomes["outcome"], {"a": "b", "b": "a", "both": "both", "neither": "neither"}
+    )
     return pd.DataFrame(
         {
             "item": outcomes["item"],
@@ -77,6 +82,14 @@ def _canonical(outcomes: pd.DataFrame) -> pd.DataFrame:
             "outcome": outcomes["outcome"].where(~flip, swapped),
         }
     )
+
+
+def _lookup(values: pd.Series, mapping: dict[Any, Any]) -> pd.Series:
+    """Return ``values.map(mapping)`` (same index and dtype), looking each distinct value up
+    once instead of each row (a million judgments hold four outcomes)."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    mapped = pd.Series(uniques).map(mapping)
+    return pd.Series(mapped.to_numpy()[codes], index=values.index, dtype=mapped.dtype)
 
 
 def pair_table(outcomes: pd.DataFrame) -> pd.DataFrame:
@@ -198,6 +211,100 @@ def _wins(
     return wins
 
 
+def _fit_batch(wins: np.ndarray, *, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:
+    """Fit ``_fit`` on each of a stack of win matrices (B x k x k) at once; return B x k.
+
+    Every model must have played in every matrix (the prior's virtual wins see to that).
+    Each fit stops at the iteration where its own ``_fit`` would, so the results are
+    ``_fit``'s.
+    """
+    games = wins + wins.transpose(0, 2, 1)
+    total = wins.sum(axis=2)
+    p = np.ones(total.shape)
+    active = np.arange(len(p))
+    for _ in range(max_iter):
+        g, q = games[active], p[active]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            denom = np.where(g > 0, g / (q[:, :, None] + q[:, None, :]), 0.0).sum(axis=2)
+        new = total[active] / denom
+        new /= np.exp(np.mean(np.log(new), axis=1))[:, None]
+        converged = np.max(np.abs(np.log(new) - np.log(q)), axis=1) < tol
+        p[active] = new
+        active = active[~converged]
+        if not len(active):
+            break
+    return np.log(p)
+
+
+# Per-item features (items x cells of the win matrix) above this many elements are not built;
+# the bootstrap then weighs judgments per resample instead.
+_PATTERN_CELLS = 1 << 24
+
+
+def _patterns(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the distinct rows of ``features`` and each row's index among them, by hashing
+    the rows' bytes (``np.unique(axis=0)`` sorts them, 10x slower at 10^5 items)."""
+    rows = np.ascontiguousarray(features)
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    pattern_of, _ = pd.factorize(pd.Series(keys.tolist()))
+    first = np.unique(pattern_of, return_index=True)[1]
+    return rows[first], pattern_of
+
+
+def _bootstrap(
+    item: pd.Series,
+    index_a: np.ndarray,
+    index_b: np.ndarray,
+    score: np.ndarray,
+    virtual: np.ndarray,
+    *,
+    n_boot: int,
+    seed: int,
+) -> np.ndarray:
+    """Return ``n_boot`` Bradley–Terry fits (n_boot x k) on resamples of the items.
+
+    An item adds its judgments' wins to a few cells of the win matrix; items that add the same
+    amounts (the same pair and tally of outcomes) are interchangeable, so a resample is drawn
+    as multiplicities of these patterns (``agreement._resampled_sums``: a multinomial with the
+    observed frequencies has the law of drawing items with replacement) and its win matrix is
+    one product. The fits of a chunk of resamples then run together (``_fit_batch``).
+    """
+    k = len(virtual)
+    draws = np.empty((n_boot, k))
+    if not n_boot:
+        return draws
+    codes, _ = pd.factorize(item.astype(str), sort=True)
+    n_items = int(codes.max()) + 1
+    # Cell i * k + j of the flattened win matrix gains score for (i, j), 1 - score for (j, i).
+    cell = np.concatenate([index_a * k + index_b, index_b * k + index_a])
+    gain = np.concatenate([score, 1.0 - score])
+    used, cell = np.unique(cell, return_inverse=True)
+    rows = np.concatenate([codes, codes])
+    if n_items * len(used) > _PATTERN_CELLS:
+        rng = np.random.default_rng(seed)
+        for r in range(n_boot):
+            weight = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
+            flat = np.bincount(cell, weights=weight[rows] * gain, minlength=len(used))
+            wins = np.zeros(k * k)
+            wins[used] = flat
+            draws[r] = _fit(wins.reshape(k, k) + virtual)
+        return draws
+    features = np.bincount(rows * len(used) + cell, weights=gain, minlength=n_items * len(used))
+    patterns, pattern_of = _patterns(features.reshape(n_items, len(used)))
+    batched = bool((virtual + virtual.T > 0).any(axis=1).all())  # every model always plays
+    done = 0
+    for sums in _resampled_sums(patterns, pattern_of, n_boot, seed):
+        wins = np.zeros((len(sums), k * k))
+        wins[:, used] = sums
+        wins = wins.reshape(-1, k, k) + virtual
+        if batched:
+            draws[done : done + len(sums)] = _fit_batch(wins)
+        else:
+            draws[done : done + len(sums)] = [_fit(w) for w in wins]
+        done += len(sums)
+    return draws
+
+
 def comparison_components(outcomes: pd.DataFrame) -> list[list[str]]:
     """Return the connected components of the comparison graph, largest first.
 
@@ -209,11 +316,10 @@ def comparison_components(outcomes: pd.DataFrame) -> list[list[str]]:
     if outcomes.empty:
         return []
     data = _canonical(outcomes)
-    models = sorted(set(data["a"]) | set(data["b"]))
-    index = {m: i for i, m in enumerate(models)}
+    models = sorted(set(data["a"].unique()) | set(data["b"].unique()))
     decided = data[data["outcome"] != "neither"]
-    rows = decided["a"].map(index).to_numpy(dtype=np.int64)
-    cols = decided["b"].map(index).to_numpy(dtype=np.int64)
+    rows = pd.Index(models).get_indexer(decided["a"]).astype(np.int64)
+    cols = pd.Index(models).get_indexer(decided["b"]).astype(np.int64)
     graph = coo_array((np.ones(len(rows)), (rows, cols)), shape=(len(models), len(models)))
     _, labels = connected_components(graph, directed=False)
     groups: dict[int, list[str]] = {}
@@ -274,9 +380,9 @@ def _bradley_terry_connected(
     index = {m: i for i, m in enumerate(models)}
     inside = data["a"].isin(index) & data["b"].isin(index)
     decided = data[inside & (data["outcome"] != "neither")]
-    ia = decided["a"].map(index).to_numpy(dtype=np.int64)
-    ib = decided["b"].map(index).to_numpy(dtype=np.int64)
-    score = decided["outcome"].map({"a": 1.0, "b": 0.0, "both": 0.5}).to_numpy(dtype=float)
+    ia = pd.Index(models).get_indexer(decided["a"]).astype(np.int64)
+    ib = pd.Index(models).get_indexer(decided["b"]).astype(np.int64)
+    score = _lookup(decided["outcome"], {"a": 1.0, "b": 0.0, "both": 0.5}).to_numpy(dtype=float)
     k = len(models)
     met = _wins(ia, ib, np.ones(len(score)), k) > 0
     virtual = prior * (met | met.T)
@@ -286,12 +392,7 @@ def _bradley_terry_connected(
         n_boot = 0
     else:
         point = _fit(_wins(ia, ib, score, k) + virtual)
-    items, codes = np.unique(decided["item"].astype(str).to_numpy(), return_inverse=True)
-    rng = np.random.default_rng(seed)
-    draws = np.empty((n_boot, k))
-    for r in range(n_boot):
-        weight = np.bincount(rng.integers(0, len(items), len(items)), minlength=len(items))
-        draws[r] = _fit(_wins(ia, ib, score, k, weight[codes].astype(float)) + virtual)
+    draws = _bootstrap(decided["item"], ia, ib, score, virtual, n_boot=n_boot, seed=seed)
     low, high = point, point
     if n_boot:
         with warnings.catch_warnings():  # a model absent from a whole draw gives an all-NaN column

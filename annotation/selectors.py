@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 from django.db import connections
 from django.db.models import CharField, Exists, F, Func, OuterRef, QuerySet, TextField
@@ -23,6 +24,7 @@ from annotation.models import (
     Judgment,
     Participation,
     Utterance,
+    Worker,
 )
 from annotation.protocols import Report, registry
 from annotation.tallies import Tally, campaign_tallies
@@ -184,6 +186,81 @@ def _utc_text(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+REPORT_COLUMNS = ["item", "rater", "question", "value", "presentation", "time_spent_ms"]
+
+
+def campaign_report_judgments_frame(
+    campaign: Campaign, *, chunk_rows: int = CHUNK_ROWS
+) -> pd.DataFrame:
+    """Return what a report reads of ``campaign_judgments_frame``: its rows and values, the
+    REPORT_COLUMNS only (no timestamps; soft-blocked workers are left out), in bounded memory.
+
+    Rows come in chunks through a server-side cursor as integers and the texts of questions
+    and JSON values; each distinct text is kept (and decoded) once, so the frame holds codes
+    and arrays rather than a Python object per cell, and no list of every row is ever made.
+    Columns are typed as ``campaign_judgments_frame`` types them: ``item``, ``rater``,
+    ``question`` and a ``value`` of plain text are strings, whole-number values integers;
+    ``presentation`` (and a structured ``value``) are Python objects, equal ones shared.
+    """
+    judgments, _ = _judgments(campaign, include_flagged=False)
+    rows = (
+        judgments.order_by("pk")
+        .values_list(
+            "item_id",
+            "worker_id",
+            "question",
+            Cast("value", TextField()),
+            Cast("presentation", TextField()),
+            "time_spent_ms",
+        )
+        .iterator(chunk_size=chunk_rows)
+    )
+    questions: dict[str, int] = {}  # every distinct question
+    texts: dict[str, int] = {}  # every distinct JSON text of a value or a presentation
+    parts: list[np.ndarray] = []
+    for chunk in _chunks(rows, chunk_rows):
+        question, code = questions.setdefault, texts.setdefault
+        part = np.array(
+            [(r[0], r[1], question(r[2], len(questions)), code(r[3], len(texts)),
+              code(r[4], len(texts)), r[5]) for r in chunk],
+            dtype=np.int64,
+        )  # fmt: skip
+        parts.append(part)
+    table = np.concatenate(parts) if parts else np.empty((0, 6), dtype=np.int64)
+    keys = dict(Item.objects.filter(campaign=campaign, gold__isnull=True).values_list("pk", "key"))
+    names = _by_pk(Worker.objects.all(), np.unique(table[:, 1]).tolist(), "pseudonym")
+    decoded = [json.loads(t) for t in texts]
+
+    def column(codes: np.ndarray, labels: Any) -> pd.Series:
+        # Inferred from the distinct labels only, as pandas infers the whole column.
+        uniques, inverse = np.unique(codes, return_inverse=True)
+        small = np.empty(len(uniques), dtype=object)
+        small[:] = [labels[u] for u in uniques]
+        dtype = pd.Series(list(small)).dtype if len(small) else object
+        return pd.Series(small[inverse], dtype=dtype)
+
+    return pd.DataFrame(
+        {
+            "item": column(table[:, 0], keys),
+            "rater": column(table[:, 1], names),
+            "question": column(table[:, 2], list(questions)),
+            "value": column(table[:, 3], decoded),
+            "presentation": column(table[:, 4], decoded),
+            "time_spent_ms": pd.Series(table[:, 5]),
+        },
+        columns=REPORT_COLUMNS,
+    )
+
+
+def _by_pk(rows: QuerySet[Any], ids: list[int], field: str) -> dict[int, Any]:
+    """Return {pk: field} for ``ids``, in queries of as many ids as the database takes."""
+    per_query = (connections[rows.db].features.max_query_params or 65_000) - 1
+    found: dict[int, Any] = {}
+    for start in range(0, len(ids), per_query):
+        found.update(rows.filter(pk__in=ids[start : start + per_query]).values_list("pk", field))
+    return found
+
+
 @dataclass(frozen=True)
 class Progress:
     """How far a campaign is: judged item slots out of items × redundancy."""
@@ -266,7 +343,7 @@ def campaign_report(campaign: Campaign) -> Report:
     protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)
     report = protocol.report(
-        parameters, campaign_items_frame(campaign), campaign_judgments_frame(campaign)
+        parameters, campaign_items_frame(campaign), campaign_report_judgments_frame(campaign)
     )
     if protocol.live_chat:
         protocol.report_dialogues(parameters, report, campaign_dialogues_frame(campaign))

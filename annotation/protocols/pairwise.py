@@ -216,7 +216,7 @@ class PairwiseProtocol(Protocol):
         if data.empty:
             report.notes.append("No judgments yet.")
             return report
-        models = sorted(set(data["a"]) | set(data["b"]))
+        models = sorted(set(data["a"].unique()) | set(data["b"].unique()))
         matrix = ranking.ratio_matrix(pairs, models)
         report.tables["ratios"] = matrix.reset_index()
         if parameters["groups"]:
@@ -308,16 +308,26 @@ def pairwise_outcomes(items: pd.DataFrame, judgments: pd.DataFrame) -> pd.DataFr
     if choices.empty:
         return pd.DataFrame(columns=columns)
     payloads = items.set_index("item")["payload"]
+    # Per item, then taken for each judgment: one lookup per item, not two per judgment.
+    at = payloads.index.get_indexer(choices["item"])
+    if (at < 0).any():
+        raise KeyError(f"judged items missing from the items: {choices['item'][at < 0].iloc[0]}")
+    model_a = np.array([p["model_a"] for p in payloads], dtype=object)[at]
+    model_b = np.array([p["model_b"] for p in payloads], dtype=object)[at]
+    known: dict[tuple[Any, int], str | None] = {}  # equal presentations are often one object
+    outcomes = []
+    for v, p in zip(choices["value"], choices["presentation"], strict=True):
+        key = (v, id(p))
+        if key not in known:
+            known[key] = outcome(v, p)
+        outcomes.append(known[key])
     frame = pd.DataFrame(
         {
             "item": choices["item"].to_numpy(),
             "rater": choices["rater"].to_numpy(),
-            "a": choices["item"].map(lambda k: payloads[k]["model_a"]).to_numpy(),
-            "b": choices["item"].map(lambda k: payloads[k]["model_b"]).to_numpy(),
-            "outcome": [
-                outcome(v, p)
-                for v, p in zip(choices["value"], choices["presentation"], strict=True)
-            ],
+            "a": model_a,
+            "b": model_b,
+            "outcome": outcomes,
         }
     )
     return frame[columns]

@@ -12,7 +12,7 @@ All four settings live on the Campaign and may change while it is live.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -20,8 +20,8 @@ import pandas as pd
 from django.db import transaction
 
 from annotation.aggregation import rater_agreement
-from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters
-from annotation.models import Campaign, Item, Judgment, Participation, Worker
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.models import Campaign, Judgment, Participation, Worker
 from annotation.protocols import registry
 
 # A worker whose median time per item is under this many seconds (or twice the campaign's
@@ -90,45 +90,6 @@ def campaign_controls_update(*, campaign: Campaign, values: Mapping[str, Any]) -
 
 
 @transaction.atomic
-def gold_items_add(
-    *, campaign: Campaign, items: Iterable[tuple[str, Mapping[str, Any], Mapping[str, Any]]]
-) -> int:
-    """Add hidden gold items as (key, payload, accepted answers); return how many are new.
-
-    All or nothing, like ``items_add``; the same gold item sent again adds nothing.
-    """
-    protocol = registry.get(campaign.protocol)
-    parameters = protocol.clean_parameters(campaign.parameters)
-    batch: dict[str, tuple[dict[str, Any], dict[str, list[Any]]]] = {}
-    for n, (key, payload, gold) in enumerate(items, start=1):
-        if not isinstance(key, str) or not 0 < len(key) <= 200:
-            raise InvalidParameters(f"Gold item {n}: the key must be 1–200 characters.")
-        if key in batch:
-            raise InvalidParameters(f"Gold item {n}: the key {key!r} appears twice.")
-        try:
-            batch[key] = (protocol.clean_item(payload), protocol.clean_gold(parameters, gold))
-        except InvalidParameters as exc:
-            raise InvalidParameters(f"Gold item {n} ({key}): {exc.message}") from None
-    existing = {
-        key: (payload, gold)
-        for key, payload, gold in Item.objects.filter(
-            campaign=campaign, key__in=list(batch)
-        ).values_list("key", "payload", "gold")
-    }
-    changed = sorted(k for k, v in existing.items() if v != batch[k])
-    if changed:
-        raise Conflict(
-            f"{len(changed)} item key(s) already exist with other content, e.g. {changed[0]!r}."
-        )
-    new = [
-        Item(campaign=campaign, key=k, payload=p, gold=g)
-        for k, (p, g) in batch.items()
-        if k not in existing
-    ]
-    Item.objects.bulk_create(new, batch_size=1000)
-    return len(new)
-
-
 def worker_soft_block(*, campaign: Campaign, worker: Worker, reason: str) -> Participation:
     """Soft-block a worker in a campaign (idempotent); their judgments stay, flagged."""
     participation, _ = Participation.objects.update_or_create(

@@ -444,7 +444,7 @@ def _records_add(campaign: Campaign, records: _Records) -> ImportOutcome:
     if records.items:
         added += items_add(campaign=campaign, items=records.items)
     if records.gold:
-        added += quality.gold_items_add(campaign=campaign, items=records.gold)
+        added += items_add(campaign=campaign, items=records.gold)
     return ImportOutcome(added=added, skipped=skipped)
 
 

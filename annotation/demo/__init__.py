@@ -20,7 +20,6 @@ from annotation.datasets.sources import read_emotionlines
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign, Item
 from annotation.protocols import registry
-from annotation.quality import gold_items_add
 from annotation.services import campaign_create, campaign_set_status, items_add
 
 CORPUS = Path(__file__).resolve().parent / "empathetic_demo.csv"
@@ -179,7 +178,7 @@ def study_create(study: DemoStudy, contexts: list[Context], models: list[str]) -
     chosen = [m for m in (study.models or models) if m in models]
     campaign_items_from_responses(campaign=campaign, contexts=contexts, models=chosen)
     if study.protocol == "ssa":
-        gold_items_add(
+        items_add(
             campaign=campaign,
             items=[
                 (

@@ -13,31 +13,50 @@ from annotation.protocols import registry
 
 
 @transaction.atomic
-def items_add(*, campaign: Campaign, items: Iterable[tuple[str, Mapping[str, Any]]]) -> int:
-    """Add (key, payload) items after the protocol validated every one; return how many.
+def items_add(
+    *,
+    campaign: Campaign,
+    items: Iterable[tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], Mapping]],
+) -> int:
+    """Add items after the protocol validated every one; return how many are new.
 
-    All or nothing: one bad item refuses the whole batch, naming it. Keys already in the
-    campaign with the same payload are skipped, so a repeated import adds nothing.
+    Each item is (key, payload), or (key, payload, accepted answers) for a hidden gold check
+    (quality.py). All or nothing: one bad item refuses the whole batch, naming it. Keys
+    already in the campaign with the same content are skipped, so a repeated import adds
+    nothing; the same key with other content is refused.
     """
     protocol = registry.get(campaign.protocol)
-    batch: dict[str, dict[str, Any]] = {}
-    for n, (key, payload) in enumerate(items, start=1):
+    parameters: dict[str, Any] | None = None
+    batch: dict[str, tuple[dict[str, Any], dict[str, list[Any]] | None]] = {}
+    for n, (key, payload, *gold) in enumerate(items, start=1):
+        kind = "Gold item" if gold else "Item"
         if not isinstance(key, str) or not 0 < len(key) <= 200:
-            raise InvalidParameters(f"Item {n}: the key must be 1–200 characters.")
+            raise InvalidParameters(f"{kind} {n}: the key must be 1–200 characters.")
         if key in batch:
-            raise InvalidParameters(f"Item {n}: the key {key!r} appears twice.")
+            raise InvalidParameters(f"{kind} {n}: the key {key!r} appears twice.")
         try:
-            batch[key] = protocol.clean_item(payload)
+            accepted = None
+            if gold:
+                parameters = parameters or protocol.clean_parameters(campaign.parameters)
+                accepted = protocol.clean_gold(parameters, gold[0])
+            batch[key] = (protocol.clean_item(payload), accepted)
         except InvalidParameters as exc:
-            raise InvalidParameters(f"Item {n} ({key}): {exc.message}") from None
-    existing = dict(
-        Item.objects.filter(campaign=campaign, key__in=list(batch)).values_list("key", "payload")
-    )
-    changed = sorted(k for k, p in existing.items() if p != batch[k])
+            raise InvalidParameters(f"{kind} {n} ({key}): {exc.message}") from None
+    existing = {
+        key: (payload, gold)
+        for key, payload, gold in Item.objects.filter(
+            campaign=campaign, key__in=list(batch)
+        ).values_list("key", "payload", "gold")
+    }
+    changed = sorted(k for k, v in existing.items() if v != batch[k])
     if changed:
         raise Conflict(
             f"{len(changed)} item key(s) already exist with other content, e.g. {changed[0]!r}."
         )
-    new = [Item(campaign=campaign, key=k, payload=p) for k, p in batch.items() if k not in existing]
+    new = [
+        Item(campaign=campaign, key=k, payload=p, gold=g)
+        for k, (p, g) in batch.items()
+        if k not in existing
+    ]
     Item.objects.bulk_create(new, batch_size=1000)
     return len(new)

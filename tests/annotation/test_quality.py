@@ -12,13 +12,18 @@ from annotation.providers import Arrival
 from annotation.quality import (
     campaign_controls_update,
     controls_clean,
-    gold_items_add,
     worker_quality,
     worker_soft_block,
     worker_unblock,
 )
 from annotation.selectors import campaign_judgments_frame, campaign_progress, campaign_report
-from annotation.services import assignment_start, campaign_create, judgment_submit, worker_visit
+from annotation.services import (
+    assignment_start,
+    campaign_create,
+    items_add,
+    judgment_submit,
+    worker_visit,
+)
 from tests.factories import ItemFactory, WorkerFactory, likert_payload
 
 GOOD = {"empathy": 4, "relevance": 4, "fluency": 5}
@@ -33,7 +38,7 @@ def _answer(assignment, item, answers, *, after: float = 5.0):
 
 
 def _gold(campaign, n=3, fluency=(4, 5)):
-    gold_items_add(
+    items_add(
         campaign=campaign,
         items=[
             (f"gold-{i}", likert_payload(100 + i), {"fluency": list(fluency)}) for i in range(n)
@@ -47,11 +52,11 @@ def _visit(campaign, worker_id):
 
 def test_gold_item_payload_and_answers_are_validated_by_the_protocol(campaign):
     with pytest.raises(InvalidParameters, match="unknown question 'color'"):
-        gold_items_add(campaign=campaign, items=[("g", likert_payload(1), {"color": ["red"]})])
+        items_add(campaign=campaign, items=[("g", likert_payload(1), {"color": ["red"]})])
     with pytest.raises(InvalidParameters, match="between 1 and 5"):
-        gold_items_add(campaign=campaign, items=[("g", likert_payload(1), {"fluency": [9]})])
+        items_add(campaign=campaign, items=[("g", likert_payload(1), {"fluency": [9]})])
     with pytest.raises(InvalidParameters, match="'response'"):
-        gold_items_add(campaign=campaign, items=[("g", {"context": ["x"]}, {"fluency": [5]})])
+        items_add(campaign=campaign, items=[("g", {"context": ["x"]}, {"fluency": [5]})])
     assert not Item.objects.filter(campaign=campaign, gold__isnull=False).exists()
 
 
@@ -62,7 +67,7 @@ def test_gold_items_are_stored_cleaned_and_a_repeat_adds_nothing(campaign):
     assert gold.count() == 2
     assert gold.first().gold == {"fluency": [4, 5]}
     with pytest.raises(Conflict):
-        gold_items_add(campaign=campaign, items=[("gold-0", likert_payload(100), {"fluency": [1]})])
+        items_add(campaign=campaign, items=[("gold-0", likert_payload(100), {"fluency": [1]})])
 
 
 def test_gold_is_served_near_the_gold_rate_and_each_gold_item_once_per_worker(campaign):

@@ -14,8 +14,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Campaign, CampaignTally, Judgment
-from annotation.quality import campaign_controls_update, gold_items_add
+from annotation.quality import campaign_controls_update
 from annotation.selectors import campaign_progress
+from annotation.services import items_add
 from annotation.simulation import crowd_make, crowd_run
 from dashboard.models import Job
 from dashboard.selectors import campaign_rows, report_judgments
@@ -30,7 +31,7 @@ def with_gold(researcher) -> Campaign:
     """A live Likert campaign with gold checks, part-judged by a simulated crowd."""
     campaign = CampaignFactory(owner=researcher, redundancy=3, items_per_assignment=3)
     ItemFactory.create_batch(8, campaign=campaign)
-    gold_items_add(
+    items_add(
         campaign=campaign,
         items=[(f"gold-{i}", likert_payload(100 + i), {"fluency": [4, 5]}) for i in range(3)],
     )

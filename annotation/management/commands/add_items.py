@@ -10,7 +10,7 @@ from annotation.corpora import CorpusError, read_contexts, read_jsonl_objects, r
 from annotation.exceptions import AnnotationError
 from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign
-from annotation.quality import gold_items_add
+from annotation.services import items_add
 
 
 class Command(BaseCommand):
@@ -85,7 +85,7 @@ class Command(BaseCommand):
                     f"Added {added} item(s) to {campaign.slug} from {options['dataset']}."
                 )
             if options["gold"]:
-                added = gold_items_add(campaign=campaign, items=_gold_lines(options["gold"]))
+                added = items_add(campaign=campaign, items=_gold_lines(options["gold"]))
                 self.stdout.write(f"Added {added} gold item(s) to {campaign.slug}.")
         except (CorpusError, AnnotationError) as exc:
             raise CommandError(getattr(exc, "message", str(exc))) from None

@@ -10,7 +10,8 @@ from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.models import Judgment
 from annotation.protocols import registry
 from annotation.protocols.pairwise import outcome, pairwise_items
-from annotation.quality import gold_items_add, worker_quality
+from annotation.quality import worker_quality
+from annotation.services import items_add
 from tests.factories import CampaignFactory, ItemFactory
 
 AB = registry.get("pairwise")
@@ -166,8 +167,8 @@ def test_the_page_shows_responses_in_the_stored_order(client):
 def test_gold_names_the_model_side_whatever_order_was_shown():
     campaign = CampaignFactory(protocol="pairwise", parameters=PARAMS)
     with pytest.raises(InvalidParameters, match="model's side"):
-        gold_items_add(campaign=campaign, items=[("g", payload(), {"choice": ["first"]})])
-    gold_items_add(campaign=campaign, items=[("g", payload(), {"choice": ["a"]})])
+        items_add(campaign=campaign, items=[("g", payload(), {"choice": ["first"]})])
+    items_add(campaign=campaign, items=[("g", payload(), {"choice": ["a"]})])
     assert AB.gold_correct({"choice": ["a"]}, {"choice": "second"}, {"order": ["b", "a"]})
     assert not AB.gold_correct({"choice": ["a"]}, {"choice": "first"}, {"order": ["b", "a"]})
     assert worker_quality(campaign).empty

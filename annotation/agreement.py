@@ -155,11 +155,36 @@ def _codes(vals: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
     return uniques[order], rank[codes]
 
 
+def _label_counts(
+    item: np.ndarray, codes: np.ndarray, uniques: Any, n_items: int, level: str
+) -> _Coded | None:
+    """Count labels per item from their codes (``pd.factorize``), or None if too many cells.
+
+    String labels (A/B outcomes, emotion names) take this path: each distinct label is
+    compared, sorted and converted once, the rest is one bincount of integers. Labels seen
+    only on unpairable items keep a zero column: they weigh nothing in any sum.
+    """
+    values, rank = _codes(np.asarray(uniques, dtype=object), level)
+    v = len(values)
+    if n_items * v > _DENSE_CELLS:
+        return None
+    m = np.bincount(item, minlength=n_items)
+    pairable = m >= 2
+    table = np.bincount(item * v + rank[codes], minlength=n_items * v).reshape(n_items, v)
+    counts = table if pairable.all() else table[pairable]
+    return _Coded(values, counts, m[pairable], n_items, np.flatnonzero(pairable))
+
+
 def _encode(data: Ratings, level: str) -> _Coded:
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
     if isinstance(data, pd.DataFrame):
         item, vals, n_items = _long_values(data, level)
+        if vals.dtype.kind in "OUS":
+            codes, uniques = pd.factorize(vals)
+            labels = _label_counts(item, codes, uniques, n_items, level)
+            if labels is not None:
+                return labels
     else:
         arr = np.asarray(data)
         if arr.ndim != 2:
@@ -167,6 +192,14 @@ def _encode(data: Ratings, level: str) -> _Coded:
         fast = _small_int_counts(arr, level)
         if fast is not None:
             return fast
+        if arr.dtype.kind in "OUS":
+            # Code the labels once; None and NaN (missing) get code -1.
+            codes, uniques = pd.factorize(arr.T.ravel())
+            present = codes >= 0
+            item = np.flatnonzero(present) // arr.shape[0]
+            labels = _label_counts(item, codes[present], uniques, arr.shape[1], level)
+            if labels is not None:
+                return labels
         item, vals, n_items = _array_values(arr)
     m = np.bincount(item, minlength=n_items)
     pairable = m >= 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from django.db import connections
 from django.db.models import CharField, Exists, F, Func, OuterRef, QuerySet, TextField
+from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -32,14 +33,18 @@ from annotation.tallies import Tally, campaign_tallies
 T = TypeVar("T")
 
 
-def campaign_items_frame(campaign: Campaign) -> pd.DataFrame:
-    """Return the campaign's items, gold checks left out: columns ``item`` (key), ``payload``."""
-    rows = (
-        Item.objects.filter(campaign=campaign, gold__isnull=True)
-        .order_by("pk")
-        .values_list("key", "payload")
-    )
-    return pd.DataFrame(list(rows), columns=["item", "payload"])
+def campaign_items_frame(campaign: Campaign, *, keys: Sequence[str] | None = None) -> pd.DataFrame:
+    """Return the campaign's items, gold checks left out: columns ``item`` (key), ``payload``.
+
+    With ``keys``, each payload holds only those keys (read in the database; a missing one is
+    None), for reports that need a model's name, not every item's texts.
+    """
+    items = Item.objects.filter(campaign=campaign, gold__isnull=True).order_by("pk")
+    if keys is None:
+        return pd.DataFrame(list(items.values_list("key", "payload")), columns=["item", "payload"])
+    rows = items.values_list("key", *(KeyTransform(k, "payload") for k in keys))
+    payloads = [(row[0], dict(zip(keys, row[1:], strict=True))) for row in rows.iterator()]
+    return pd.DataFrame(payloads, columns=["item", "payload"])
 
 
 JUDGMENT_COLUMNS = [
@@ -342,9 +347,8 @@ def campaign_report(campaign: Campaign) -> Report:
     (and, for live chat protocols, every conversation)."""
     protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)
-    report = protocol.report(
-        parameters, campaign_items_frame(campaign), campaign_report_judgments_frame(campaign)
-    )
+    items = campaign_items_frame(campaign, keys=protocol.report_payload_keys)
+    report = protocol.report(parameters, items, campaign_report_judgments_frame(campaign))
     if protocol.live_chat:
         protocol.report_dialogues(parameters, report, campaign_dialogues_frame(campaign))
     return report

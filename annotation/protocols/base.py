@@ -74,6 +74,9 @@ class Protocol(ABC):
     # campaign goes live without items, and ``max_items_per_worker`` counts conversations.
     live_chat: ClassVar[bool] = False
     default_max_items_per_worker: ClassVar[int | None] = None
+    # The item payload keys ``report`` reads (None: the whole payload). Declaring them lets a
+    # report of a large campaign read a few strings per item instead of every payload.
+    report_payload_keys: ClassVar[tuple[str, ...] | None] = None
     # Parameter name → why its default is what it is (the PROTOCOLS.md section or paper it
     # comes from); the launch wizard shows it beside each pre-filled value.
     parameter_help: ClassVar[dict[str, str]] = {}
@@ -230,8 +233,9 @@ class Protocol(ABC):
     ) -> Report:
         """Aggregate judgments into the protocol's report.
 
-        ``items`` has columns ``item`` and ``payload``; ``judgments`` has ``item``, ``rater``,
-        ``question``, ``value`` and ``time_spent_ms``.
+        ``items`` has columns ``item`` and ``payload`` (only ``report_payload_keys`` of it when
+        the protocol declares them); ``judgments`` has ``item``, ``rater``, ``question``,
+        ``value``, ``presentation`` and ``time_spent_ms``.
         """
 
     def report_dialogues(  # noqa: B027 (optional hook: only live chat protocols fill it)

@@ -57,6 +57,7 @@ class LikertProtocol(Protocol):
     name = "likert"
     title = "Likert ratings (empathy, relevance, fluency)"
     template_name = "annotation/protocols/likert.html"
+    report_payload_keys = ("model",)
     parameter_help = {
         "aspects": "Empathy/Sympathy, Relevance and Fluency in the published wording "
         "(PROTOCOLS.md §2; Rashkin et al. 2019, §5.2).",

@@ -81,6 +81,7 @@ class PairwiseProtocol(Protocol):
     name = "pairwise"
     title = "A/B comparison of two responses"
     template_name = "annotation/protocols/pairwise.html"
+    report_payload_keys = ("model_a", "model_b")
     parameter_help = {
         "question": "Asked with four answers: the first, the second, both equally, neither "
         "(PROTOCOLS.md §3).",

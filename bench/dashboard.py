@@ -66,7 +66,8 @@ def campaign_build(judgments: int, workers: int, owner: User) -> Campaign:
     """Create a live A/B campaign with ``judgments`` judgments by ``workers`` workers."""
     slug = f"bench-dashboard-{judgments}"
     Campaign.objects.filter(slug=slug).delete()
-    parameters = registry.get("pairwise").default_parameters() | {"n_boot": 200}
+    # The protocol's defaults as a researcher gets them: 1000 bootstrap resamples, not fewer.
+    parameters = registry.get("pairwise").default_parameters()
     campaign = Campaign.objects.create(
         slug=slug,
         name=f"Bench: {judgments:,} judgments",

@@ -33,7 +33,6 @@ from annotation.providers import ProviderError, provider_get
 from annotation.providers.base import (
     Eligibility,
     Estimate,
-    HitSpec,
     LaunchPlan,
     PublishedHit,
     money,
@@ -182,10 +181,7 @@ def launch_preview(*, campaign: Campaign, options: LaunchOptions) -> LaunchPrevi
         if options.places < 1:
             raise InvalidParameters("places must be at least 1.")
         n_hits = math.ceil(options.places / campaign.redundancy)
-    if provider.remote and provider.name == "mturk":
-        hits = tuple(HitSpec(campaign.redundancy, reward) for _ in range(n_hits))
-    else:
-        hits = (HitSpec(n_hits * campaign.redundancy, reward),)
+    hits = provider.hit_specs(units=n_hits, redundancy=campaign.redundancy, reward=reward)
     plan = LaunchPlan(
         slug=campaign.slug,
         title=campaign.name,
@@ -205,7 +201,7 @@ def launch_preview(*, campaign: Campaign, options: LaunchOptions) -> LaunchPrevi
         topup_reserve=money(topups + topup_fee),
         committed=campaign_committed(campaign),
         budget=money(campaign.budget),
-        endpoint=_endpoint(options.provider, config),
+        endpoint=provider.endpoint(config),
     )
 
 
@@ -219,16 +215,6 @@ def _config(options: LaunchOptions) -> dict[str, Any]:
     if options.endpoint_url:
         config["endpoint_url"] = options.endpoint_url
     return config
-
-
-def _endpoint(provider: str, config: Mapping[str, Any]) -> str:
-    if provider == "mturk":
-        from annotation.providers.mturk import endpoint_for
-
-        return endpoint_for(config)
-    if provider == "prolific":
-        return str(settings.PROLIFIC_API_URL)
-    return "local"
 
 
 def _reserve(
@@ -351,14 +337,8 @@ def publication_extend(
             raise InvalidParameters(f"{hit_id!r} is not one of this publication's HITs.")
     if publication.status not in (Publication.Status.LIVE, Publication.Status.PAUSED):
         raise Conflict(f"The publication is {publication.get_status_display().lower()}.")
-    if provider.name == "mturk":
-        for hit in hits:
-            if hit.max_assignments < 10 <= hit.max_assignments + extra:
-                raise InvalidParameters(
-                    f"HIT {hit.external_id} has {hit.max_assignments} assignments; MTurk does "
-                    "not let a HIT under 10 assignments grow to 10 or more. Add at most "
-                    f"{9 - hit.max_assignments}, or launch new HITs."
-                )
+    for hit in hits:
+        provider.extend_check(hit_id=hit.external_id, assignments=hit.max_assignments, extra=extra)
     cost = money(
         sum(
             (

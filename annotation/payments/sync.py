@@ -141,7 +141,7 @@ def publication_sync(*, publication: Publication, actor: str = "sync") -> SyncRe
             continue
         target: str | None = None
         if found is None:
-            expired = provider.name == "mturk" and assignment.status == _S.ACCEPTED
+            expired = provider.drops_expired_assignments and assignment.status == _S.ACCEPTED
             state = states.get(assignment.provider_hit_id)
             if expired and _expired_here(assignment, state, time.time()):
                 target = _S.ABANDONED

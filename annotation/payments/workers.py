@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotation.exceptions import InvalidParameters, NotAllowed
 from annotation.models import Assignment, AuditLog, Campaign, Publication, Worker, WorkerBlock
 from annotation.payments.ledger import audit_add
-from annotation.providers import Arrival, provider_get
+from annotation.providers import PROVIDER_NAMES, Arrival, Provider, provider_get
 from annotation.providers.base import Completion, Eligibility
 
 
@@ -73,18 +73,24 @@ def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> None:
 def assignment_completion(*, assignment: Assignment) -> Completion:
     """Return how the end screen hands this finished assignment back to its provider."""
     name = assignment.worker.provider
-    if name not in ("mturk", "prolific") or (name == "mturk" and not assignment.submit_to):
+    if name not in PROVIDER_NAMES:  # the simulated crowd
         return Completion(kind="code", code=assignment.completion_code)
     publication = _publication(assignment.campaign, name)
     config: dict[str, Any] = dict(publication.config) if publication else {}
-    if name == "prolific" and not config.get("completion_code"):
-        return Completion(kind="code", code=assignment.completion_code)
     return provider_get(name).completion(
         config=config,
         assignment_id=assignment.provider_assignment_id,
         submit_to=assignment.submit_to,
         code=assignment.completion_code,
     )
+
+
+def _remote(worker: Worker) -> Provider | None:
+    """Return the worker's provider if it keeps a side of its own (blocks, money), else None."""
+    if worker.provider not in PROVIDER_NAMES:
+        return None
+    provider = provider_get(worker.provider)
+    return provider if provider.remote else None
 
 
 def _provider_configs(provider: str) -> list[dict[str, Any]]:
@@ -114,8 +120,8 @@ def worker_block(
     existing = WorkerBlock.objects.filter(worker=worker, lifted_at=None).first()
     if existing is not None:
         return existing
-    if worker.provider in ("mturk", "prolific"):
-        provider = provider_get(worker.provider)
+    provider = _remote(worker)
+    if provider is not None:
         for config in _provider_configs(worker.provider):
             provider.block(config=config, worker_id=worker.external_id, reason=reason)
     try:
@@ -139,8 +145,8 @@ def worker_unblock(*, worker: Worker, reason: str, actor: str) -> WorkerBlock | 
     block = WorkerBlock.objects.filter(worker=worker, lifted_at=None).first()
     if block is None:
         return None
-    if worker.provider in ("mturk", "prolific"):
-        provider = provider_get(worker.provider)
+    provider = _remote(worker)
+    if provider is not None:
         for config in _provider_configs(worker.provider):
             provider.unblock(
                 config=config, worker_id=worker.external_id, reason=reason or "Unblocked"

@@ -14,6 +14,8 @@ from annotation.providers.base import Arrival, Provider, ProviderError
 
 PROVIDERS: tuple[Provider, ...] = (mturk.PROVIDER, prolific.PROVIDER, local.PROVIDER)
 _BY_NAME = {p.name: p for p in PROVIDERS}
+# Worker.provider values that name a provider here (the simulated crowd has none).
+PROVIDER_NAMES = frozenset(_BY_NAME)
 
 
 def provider_get(name: str) -> Provider:
@@ -52,4 +54,5 @@ __all__ = [
     "arrival_query",
     "provider_get",
     "PROVIDERS",
+    "PROVIDER_NAMES",
 ]

@@ -234,6 +234,9 @@ class Provider(ABC):
     remote: ClassVar[bool] = True
     # True where repeating a payment request can never pay twice (MTurk's request tokens).
     idempotent_payments: ClassVar[bool] = False
+    # True where an accepted assignment the provider no longer lists may have run out of time
+    # unsubmitted (MTurk drops those); sync then marks it abandoned once its time is up.
+    drops_expired_assignments: ClassVar[bool] = False
 
     # --- arrival and completion ---------------------------------------------------------
 
@@ -257,6 +260,20 @@ class Provider(ABC):
         """Return how a finished worker is handed back to the provider."""
 
     # --- publishing ----------------------------------------------------------------------
+
+    def endpoint(self, config: Mapping[str, Any]) -> str:
+        """Name where a publication with ``config`` lives (an API URL; ours: the name)."""
+        return self.name
+
+    def hit_specs(self, *, units: int, redundancy: int, reward: Decimal) -> tuple[HitSpec, ...]:
+        """Split ``units`` assignments' worth of work, each done by ``redundancy`` workers,
+        into HITs: one study with every place by default."""
+        return (HitSpec(units * redundancy, reward),)
+
+    def extend_check(  # noqa: B027 (optional hook: most providers take any number)
+        self, *, hit_id: str, assignments: int, extra: int
+    ) -> None:
+        """Raise InvalidParameters if a HIT of ``assignments`` cannot grow by ``extra``."""
 
     @abstractmethod
     def fee(self, *, reward: Decimal, assignments: int, bonus: bool = False) -> Decimal:

@@ -33,6 +33,7 @@ from annotation.providers.base import (
     Arrival,
     Completion,
     Eligibility,
+    HitSpec,
     HitState,
     LaunchPlan,
     Provider,
@@ -137,6 +138,7 @@ class MTurkProvider(Provider):
     name = NAME
     title = "Amazon Mechanical Turk (and MTurk-API-compatible endpoints)"
     idempotent_payments = True
+    drops_expired_assignments = True
 
     def __init__(self) -> None:
         self._clients: dict[tuple[str, str], Any] = {}
@@ -212,7 +214,10 @@ class MTurkProvider(Provider):
     def completion(
         self, *, config: Mapping[str, Any], assignment_id: str, submit_to: str, code: str
     ) -> Completion:
-        """Post the assignment id to ``<turkSubmitTo>/mturk/externalSubmit``."""
+        """Post the assignment id to ``<turkSubmitTo>/mturk/externalSubmit``; without a
+        ``turkSubmitTo`` (a link opened outside MTurk) show the code."""
+        if not submit_to:
+            return Completion(kind="code", code=code)
         return Completion(
             kind="post",
             url=external_submit_url(submit_to),
@@ -220,6 +225,23 @@ class MTurkProvider(Provider):
         )
 
     # --- publishing --------------------------------------------------------------------------
+
+    def endpoint(self, config: Mapping[str, Any]) -> str:
+        """Return the MTurk endpoint (sandbox or production) the config names."""
+        return endpoint_for(config)
+
+    def hit_specs(self, *, units: int, redundancy: int, reward: Decimal) -> tuple[HitSpec, ...]:
+        """One HIT per assignment's worth of items, with ``redundancy`` assignments each."""
+        return tuple(HitSpec(redundancy, reward) for _ in range(units))
+
+    def extend_check(self, *, hit_id: str, assignments: int, extra: int) -> None:
+        """Refuse growing a HIT from under 10 assignments to 10 or more (MTurk forbids it)."""
+        if assignments < 10 <= assignments + extra:
+            raise InvalidParameters(
+                f"HIT {hit_id} has {assignments} assignments; MTurk does not let a HIT under "
+                f"10 assignments grow to 10 or more. Add at most {9 - assignments}, or launch "
+                "new HITs."
+            )
 
     def fee(self, *, reward: Decimal, assignments: int, bonus: bool = False) -> Decimal:
         """Return MTurk's commission: 20%, 40% for HITs with 10+ assignments, at least $0.01."""

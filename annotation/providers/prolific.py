@@ -163,14 +163,21 @@ class ProlificProvider(Provider):
     def completion(
         self, *, config: Mapping[str, Any], assignment_id: str, submit_to: str, code: str
     ) -> Completion:
-        """Redirect to Prolific's completion URL with the study's completion code."""
+        """Redirect to Prolific's completion URL with the study's completion code; without
+        one (a study not published by us) show the assignment's own code."""
         base = getattr(settings, "PROLIFIC_COMPLETE_URL", DEFAULT_COMPLETE_URL)
         study_code = str(config.get("completion_code", ""))
+        if not study_code:
+            return Completion(kind="code", code=code)
         return Completion(
             kind="redirect", url=f"{base}?{urlencode({'cc': study_code})}", code=study_code
         )
 
     # --- publishing --------------------------------------------------------------------------
+
+    def endpoint(self, config: Mapping[str, Any]) -> str:
+        """Return the Prolific API this deployment talks to."""
+        return str(settings.PROLIFIC_API_URL)
 
     def fee(self, *, reward: Decimal, assignments: int, bonus: bool = False) -> Decimal:
         """Return Prolific's service fee (``PROLIFIC_FEE_RATE``, VAT included where due)."""

@@ -3,7 +3,8 @@
 Pure numpy/pandas, no ORM. ``docs/statistics.md`` states every formula, its conventions and its
 sources. Two input layouts are accepted wherever ratings are: a long DataFrame with columns
 ``item``, ``rater``, ``value`` (one row per judgment), or a raters x items array with NaN (or
-None) for a missing value.
+None) for a missing value; in a NumPy string array, the text "nan" (what ``np.asarray`` makes
+of NaN among strings, and what the ``krippendorff`` package reads as missing).
 
 Undefined is not invalid: malformed input raises ``ValueError``; a coefficient that is 0/0 on
 well-formed data (no pairable values, a single category everywhere, one rater) returns NaN and
@@ -74,7 +75,7 @@ class _Coded:
 # Krippendorff: a unit with fewer than two values has no pairable value and is ignored.
 
 
-def _long_values(data: pd.DataFrame, level: str) -> tuple[np.ndarray, np.ndarray, int]:
+def _long_values(data: pd.DataFrame, level: str) -> tuple[np.ndarray, Any, int]:
     missing = set(COLUMNS) - set(data.columns)
     if missing:
         raise ValueError(f"judgments need columns {COLUMNS}; missing {sorted(missing)}")
@@ -92,7 +93,11 @@ def _long_values(data: pd.DataFrame, level: str) -> tuple[np.ndarray, np.ndarray
         # An ordered categorical (a Likert scale by name) carries its order in its codes.
         value = pd.Series(value.cat.codes.to_numpy(), index=value.index).where(value.notna())
     present = value.notna().to_numpy()
-    return items[present], value.to_numpy()[present], int(items.max() + 1) if len(items) else 0
+    # Text stays in its (Arrow) array: pd.factorize codes it there without a Python object each.
+    vals = value.array[present] if pd.api.types.is_string_dtype(value.dtype) else None
+    if vals is None or isinstance(value.dtype, np.dtype):
+        vals = value.to_numpy()[present]
+    return items[present], vals, int(items.max() + 1) if len(items) else 0
 
 
 def _array_values(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -155,6 +160,36 @@ def _codes(vals: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
     return uniques[order], rank[codes]
 
 
+def _factorize_labels(flat: np.ndarray) -> tuple[np.ndarray, Any]:
+    """``pd.factorize`` for a 1-D object or NumPy string array; "nan" is missing in the latter.
+
+    ASCII labels of up to 8 characters (A/B outcomes, emotion names) are factorized as the
+    64-bit integers their bytes make, exactly and without a Python string per value.
+    """
+    if flat.dtype.kind not in "US" or flat.dtype.itemsize == 0 or not len(flat):
+        return pd.factorize(flat)
+    unit = np.uint32 if flat.dtype.kind == "U" else np.uint8
+    width = flat.dtype.itemsize // np.dtype(unit).itemsize
+    words = np.ascontiguousarray(flat).view(unit).reshape(len(flat), width)
+    if width <= 8 and int(words.max()) < 128:
+        packed = np.zeros((len(flat), 8), dtype=np.uint8)
+        packed[:, :width] = words
+        codes, keys = pd.factorize(packed.view(np.uint64).ravel())
+        back = np.asarray(keys, dtype=np.uint64).view(np.uint8).reshape(-1, 8)[:, :width]
+        uniques = np.ascontiguousarray(back.astype(unit)).view(flat.dtype).ravel()
+    else:
+        codes, uniques = pd.factorize(flat.astype(object))
+        uniques = np.asarray(uniques, dtype=flat.dtype)
+    missing = np.flatnonzero(uniques == ("nan" if flat.dtype.kind == "U" else b"nan"))
+    if len(missing):
+        keep = np.ones(len(uniques), dtype=bool)
+        keep[missing] = False
+        renumber = np.cumsum(keep) - 1
+        renumber[missing] = -1
+        codes, uniques = renumber[codes], uniques[keep]
+    return codes, uniques
+
+
 def _label_counts(
     item: np.ndarray, codes: np.ndarray, uniques: Any, n_items: int, level: str
 ) -> _Coded | None:
@@ -193,10 +228,11 @@ def _encode(data: Ratings, level: str) -> _Coded:
         if fast is not None:
             return fast
         if arr.dtype.kind in "OUS":
-            # Code the labels once; None and NaN (missing) get code -1.
-            codes, uniques = pd.factorize(arr.T.ravel())
+            # Code the labels once; None and NaN (missing) get code -1, and so does "nan" in a
+            # NumPy string array, where np.asarray has turned NaN into that text.
+            codes, uniques = _factorize_labels(arr.ravel())  # rater-major: no transposed copy
             present = codes >= 0
-            item = np.flatnonzero(present) // arr.shape[0]
+            item = np.flatnonzero(present) % arr.shape[1]
             labels = _label_counts(item, codes[present], uniques, arr.shape[1], level)
             if labels is not None:
                 return labels

@@ -76,3 +76,22 @@ def test_ordinal_alpha_on_numbers_stored_as_objects_uses_their_order():
     assert krippendorff_alpha(numbers, "ordinal") == pytest.approx(
         krippendorff_alpha(codes, "ordinal"), abs=1e-12
     )
+
+
+@pytest.mark.parametrize("names", [LABELS, np.array(["a", "b", "both", "neither"]), None])
+def test_numpy_string_arrays_take_nan_as_missing_like_the_package(names):
+    codes = labelled(seed=7)
+    if names is None:  # long or non-ASCII labels take the general path
+        names = np.array(["a-label-longer-than-8", "fröhlich", "c", "d", "e", "f"])
+    names = names[: int(np.nanmax(codes)) + 1] if len(names) > np.nanmax(codes) else names
+    codes = np.where(codes < len(names), codes, np.nan)
+    text = np.full(codes.shape, "nan", dtype=names.dtype)
+    present = ~np.isnan(codes)
+    text[present] = names[codes[present].astype(int)]
+    ours = krippendorff_alpha(text)
+    assert ours == pytest.approx(krippendorff_alpha(codes), abs=1e-12)
+    assert ours == pytest.approx(
+        krippendorff.alpha(reliability_data=text, level_of_measurement="nominal"), abs=1e-12
+    )
+    assert krippendorff_alpha(np.char.encode(text)) == pytest.approx(ours, abs=1e-12)
+    assert "nan" not in list(coincidence_matrix(text).index)

@@ -110,32 +110,37 @@ def _array_values(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
 def _small_int_counts(arr: np.ndarray, level: str) -> _Coded | None:
     """Count values per item straight from a numeric array of small whole numbers, or None.
 
-    Likert scales and coded labels take this path: one bincount over item * (span + 1) + value
-    with missing values in a spare column, no per-value index arrays (3x faster at 10^6).
+    Likert scales and coded labels take this path: the present values are gathered once (a
+    crowd's raters x items array is mostly missing) and counted with one bincount over
+    item * span + value, no per-value index arrays.
     """
     if arr.dtype.kind not in "fiu" or arr.size == 0:
         return None
-    missing = np.isnan(arr) if arr.dtype.kind == "f" else np.zeros(arr.shape, dtype=bool)
-    if missing.all():
-        return None
-    lo, hi = float(np.nanmin(arr)), float(np.nanmax(arr))
     n_raters, n_items = arr.shape
-    if not hi - lo < _DENSE_VALUES or n_items * (hi - lo + 2) > _DENSE_CELLS:
+    flat = arr.ravel()  # rater-major: value k belongs to item k % n_items
+    if arr.dtype.kind == "f":
+        where = np.flatnonzero(~np.isnan(flat))
+        if not len(where):
+            return None
+        vals = flat[where]
+    else:
+        where, vals = np.arange(flat.size), flat
+    lo, hi = float(vals.min()), float(vals.max())
+    if not hi - lo < _DENSE_VALUES or n_items * (hi - lo + 1) > _DENSE_CELLS:
         return None
     span = int(hi - lo) + 1
     if level == "ratio" and lo < 0:
         raise ValueError("ratio alpha needs non-negative values (a scale with an absolute 0)")
-    shifted = arr - lo
-    np.copyto(shifted, span, where=missing)
+    shifted = vals - lo
     codes = shifted.astype(np.intp)
     if not np.array_equal(codes, shifted):
         return None
-    codes += np.arange(n_items) * (span + 1)
-    table = np.bincount(codes.ravel(), minlength=n_items * (span + 1)).reshape(n_items, -1)
-    m = n_raters - table[:, span]
+    codes += (where % n_items) * span
+    table = np.bincount(codes, minlength=n_items * span).reshape(n_items, span)
+    m = table.sum(axis=1)
     pairable = m >= 2
     # Values of the span that nobody used keep a zero column: they weigh nothing in any sum.
-    counts = table[:, :span] if pairable.all() else table[pairable, :span]
+    counts = table if pairable.all() else table[pairable]
     values = (np.arange(span) + lo).astype(arr.dtype)
     return _Coded(values, counts, m[pairable], n_items, np.flatnonzero(pairable))
 

@@ -154,7 +154,7 @@ def ab_outcomes(n_judgments: int, seed: int = 0) -> pd.DataFrame:
     b = np.array([p[1] for p in pairs])[which]
     noise = rng.uniform(0.3, 1.5, POOL)[rng.integers(0, POOL, len(a))]
     diff = quality[a] - quality[b] + noise * rng.normal(size=len(a))
-    outcome = np.where(diff > 0.25, "a", np.where(diff < -0.25, "b", "both"))
+    outcome = np.where(diff > 0.25, "a", np.where(diff < -0.25, "b", "both")).astype("U7")
     outcome[rng.random(len(a)) < 0.05] = "neither"
     return pd.DataFrame(
         {

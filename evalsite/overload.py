@@ -1,13 +1,14 @@
 """Overload: a request the database cannot serve right now is answered 503, never 500.
 
 PostgreSQL connections come from a bounded pool per process (settings: ``EVALSITE_DB_POOL_*``).
-A request that waits longer than the pool's timeout for a connection, or that meets any other
-``OperationalError`` (PostgreSQL's "too many clients", a server starting or shutting down, a
-deadlock victim, SQLite's "database is locked"), stored nothing: Django rolls the transaction
-back. Such a request is answered 503 with ``Retry-After`` (``EVALSITE_RETRY_AFTER`` seconds):
-JSON for JSON clients, otherwise a page that tries again by itself. A GET page reloads; the
-worker's answer form is sent again as it was, which is safe because the submit service is
-idempotent (the same answers resent store nothing new). Nothing else is resent on its own.
+A request that waits longer than the pool's timeout for a connection, or that meets another
+transient ``OperationalError`` (PostgreSQL's "too many clients", a server starting or shutting
+down, a deadlock victim, SQLite's "database is locked"; see ``is_overload``), stored nothing:
+Django rolls the transaction back. Such a request is answered 503 with ``Retry-After``
+(``EVALSITE_RETRY_AFTER`` seconds): JSON for JSON clients, otherwise a page that tries again by
+itself. A GET page reloads; the worker's answer form is sent again as it was, which is safe
+because the submit service is idempotent (the same answers resent store nothing new). Nothing
+else is resent on its own.
 
 Errors in a view reach ``process_exception``. Those raised in another middleware (a session
 saved in ``process_response``) are turned into a 500 by Django before this middleware sees
@@ -17,6 +18,7 @@ them, so the ``got_request_exception`` signal marks the request and the 500 is r
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -35,9 +37,26 @@ MARK = "_evalsite_overloaded"
 RESENDABLE_VIEWS = frozenset({"annotation:task_submit"})
 
 
+# SQLSTATE classes that mean "not now": 08 connection exception, 40 transaction rollback
+# (deadlock, serialization), 53 insufficient resources (53300 too many connections), 57P
+# operator intervention (shutting down, cannot connect now).
+TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
+
+
 def is_overload(exc: BaseException | None) -> bool:
-    """Whether ``exc`` means "the database cannot serve this request now, try again"."""
-    return isinstance(exc, OperationalError)
+    """Whether ``exc`` means "the database cannot serve this request now, try again".
+
+    A database error with another SQLSTATE (a bad query, a migration's "pending trigger
+    events") is a bug and stays a 500. Errors without one are the pool's timeout and failures
+    to connect; on SQLite, only a locked database counts.
+    """
+    if not isinstance(exc, OperationalError):
+        return False
+    cause = exc.__cause__
+    if isinstance(cause, sqlite3.Error):
+        return "locked" in str(cause)
+    sqlstate = getattr(cause, "sqlstate", None)
+    return sqlstate is None or sqlstate.startswith(TRANSIENT_SQLSTATES)
 
 
 def overloaded_response(request: HttpRequest, exc: BaseException | None = None) -> HttpResponse:

@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -21,6 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import psycopg
+import psycopg_pool
 import pytest
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
@@ -28,6 +31,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Judgment
+from evalsite.overload import is_overload
 from tests.conftest import postgres_only
 from tests.factories import CampaignFactory, ItemFactory
 
@@ -142,6 +146,27 @@ def test_other_errors_stay_500(client, campaign, monkeypatch):
     monkeypatch.setattr("annotation.views.worker_visit", bug)
     response = Client(raise_request_exception=False).get(task_url(campaign, "w1"))
     assert response.status_code == 500 and "Retry-After" not in response
+
+
+@pytest.mark.parametrize(
+    ("cause", "overload"),
+    [
+        (psycopg_pool.PoolTimeout("couldn't get a connection after 30.00 sec"), True),
+        (psycopg.OperationalError("connection failed: server closed the connection"), True),
+        (psycopg.errors.TooManyConnections("sorry, too many clients already"), True),
+        (psycopg.errors.DeadlockDetected("deadlock detected"), True),
+        (psycopg.errors.AdminShutdown("terminating connection"), True),
+        (sqlite3.OperationalError("database is locked"), True),
+        (psycopg.errors.ObjectInUse("cannot CREATE INDEX: pending trigger events"), False),
+        (sqlite3.OperationalError("no such table: annotation_item"), False),
+    ],
+)
+def test_only_transient_database_errors_count_as_overload(cause, overload):
+    try:
+        raise OperationalError(str(cause)) from cause
+    except OperationalError as exc:
+        assert is_overload(exc) is overload
+    assert not is_overload(ValueError("a bug"))
 
 
 # -- a real server whose pool is exhausted (PostgreSQL) ---------------------------------------

@@ -5,13 +5,14 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import CharField, Exists, F, Func, OuterRef, QuerySet, TextField
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
@@ -104,6 +105,21 @@ def _judgments(campaign: Campaign, *, include_flagged: bool) -> tuple[QuerySet[J
     return judgments, blocked
 
 
+@contextmanager
+def _whole_read(db: str) -> Iterator[None]:
+    """Read a whole campaign through one cursor in one transaction (one snapshot).
+
+    PostgreSQL plans a cursor for its first rows (``cursor_tuple_fraction`` 0.1), which for
+    "this campaign's judgments by id" means walking every campaign's judgments in id order;
+    asking for all rows gets the join of the campaign's items and a sort instead.
+    """
+    with transaction.atomic(using=db):
+        if connections[db].vendor == "postgresql":
+            with connections[db].cursor() as cursor:
+                cursor.execute("SET LOCAL cursor_tuple_fraction = 1.0")
+        yield
+
+
 def _chunks(rows: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(rows)
     while chunk := list(itertools.islice(iterator, size)):
@@ -117,10 +133,11 @@ def campaign_judgments_chunks(
     most ``chunk_rows`` tuples: the JUDGMENT_COLUMNS, then the item's ``payload``, with
     ``created_at`` as ISO 8601 text in UTC (``2025-01-31T12:00:00.000000Z``).
 
-    The rows come through a server-side cursor on PostgreSQL (``iterator``) and each chunk's
-    payloads from one query over its items, so memory stays bounded whatever the campaign's
-    size. JSON arrives as text and each distinct text of a chunk is decoded once (an item's
-    payload, a choice repeated on every row): equal values of a chunk are one object.
+    The rows come through a server-side cursor on PostgreSQL (``iterator``, in one
+    transaction: one snapshot, planned for every row) and each chunk's payloads from one query
+    over its items, so memory stays bounded whatever the campaign's size. JSON arrives as
+    text and each distinct text of a chunk is decoded once (an item's payload, a choice
+    repeated on every row): equal values of a chunk are one object.
     """
     judgments, blocked = _judgments(campaign, include_flagged=include_flagged)
     on_postgresql = connections[judgments.db].vendor == "postgresql"
@@ -141,7 +158,15 @@ def campaign_judgments_chunks(
         )
         .iterator(chunk_size=chunk_rows)
     )
-    for chunk in _chunks(rows, chunk_rows):
+    with _whole_read(judgments.db):
+        yield from _payload_chunks(_chunks(rows, chunk_rows), blocked, on_postgresql, per_query)
+
+
+def _payload_chunks(
+    chunks: Iterator[list[tuple[Any, ...]]], blocked: set[int], on_postgresql: bool, per_query: int
+) -> Iterator[list[tuple[Any, ...]]]:
+    """Decode each chunk's JSON once per distinct text and add its items' payloads."""
+    for chunk in chunks:
         ids = sorted({row[0] for row in chunk})
         payloads: dict[int, Any] = {}
         for start in range(0, len(ids), per_query):
@@ -223,14 +248,15 @@ def campaign_report_judgments_frame(
     questions: dict[str, int] = {}  # every distinct question
     texts: dict[str, int] = {}  # every distinct JSON text of a value or a presentation
     parts: list[np.ndarray] = []
-    for chunk in _chunks(rows, chunk_rows):
-        question, code = questions.setdefault, texts.setdefault
-        part = np.array(
-            [(r[0], r[1], question(r[2], len(questions)), code(r[3], len(texts)),
-              code(r[4], len(texts)), r[5]) for r in chunk],
-            dtype=np.int64,
-        )  # fmt: skip
-        parts.append(part)
+    with _whole_read(judgments.db):
+        for chunk in _chunks(rows, chunk_rows):
+            question, code = questions.setdefault, texts.setdefault
+            part = np.array(
+                [(r[0], r[1], question(r[2], len(questions)), code(r[3], len(texts)),
+                  code(r[4], len(texts)), r[5]) for r in chunk],
+                dtype=np.int64,
+            )  # fmt: skip
+            parts.append(part)
     table = np.concatenate(parts) if parts else np.empty((0, 6), dtype=np.int64)
     keys = dict(Item.objects.filter(campaign=campaign, gold__isnull=True).values_list("pk", "key"))
     names = _by_pk(Worker.objects.all(), np.unique(table[:, 1]).tolist(), "pseudonym")

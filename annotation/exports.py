@@ -24,11 +24,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.db.models import CharField, Func, QuerySet
 
-from annotation.models import Campaign, Item, Judgment
+from annotation.models import Campaign, Item
 from annotation.selectors import (
     CHUNK_ROWS,
     JUDGMENT_COLUMNS,
     campaign_items_frame,
+    campaign_judgments,
     campaign_judgments_chunks,
     campaign_judgments_frame,
 )
@@ -169,7 +170,7 @@ def judgments_export(
     if first is None:  # no rows: the in-memory frame is empty, and its file is the reference
         frame_write(judgments_export_frame(campaign, include_flagged=include_flagged), path, fmt)
         return 0
-    judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+    judgments, _ = campaign_judgments(campaign, include_flagged=include_flagged)
     items = Item.objects.filter(campaign=campaign, gold__isnull=True)
     columns = {
         "value": _Column.of(json_kinds(judgments, "value"), fmt),

@@ -91,7 +91,9 @@ def campaign_judgments_frame(campaign: Campaign, *, include_flagged: bool = Fals
 CHUNK_ROWS = 20_000
 
 
-def _judgments(campaign: Campaign, *, include_flagged: bool) -> tuple[QuerySet[Judgment], set[int]]:
+def campaign_judgments(
+    campaign: Campaign, *, include_flagged: bool = False
+) -> tuple[QuerySet[Judgment], set[int]]:
     """Return the campaign's non-gold judgments (soft-blocked workers' left out unless
     ``include_flagged``) and the ids of its soft-blocked workers."""
     blocked = set(
@@ -139,7 +141,7 @@ def campaign_judgments_chunks(
     text and each distinct text of a chunk is decoded once (an item's payload, a choice
     repeated on every row): equal values of a chunk are one object.
     """
-    judgments, blocked = _judgments(campaign, include_flagged=include_flagged)
+    judgments, blocked = campaign_judgments(campaign, include_flagged=include_flagged)
     on_postgresql = connections[judgments.db].vendor == "postgresql"
     created: Any = UTCText("created_at") if on_postgresql else F("created_at")
     per_query = min(chunk_rows, (connections[judgments.db].features.max_query_params or 65_000) - 1)
@@ -232,7 +234,7 @@ def campaign_report_judgments_frame(
     ``question`` and a ``value`` of plain text are strings, whole-number values integers;
     ``presentation`` (and a structured ``value``) are Python objects, equal ones shared.
     """
-    judgments, _ = _judgments(campaign, include_flagged=False)
+    judgments, _ = campaign_judgments(campaign)
     rows = (
         judgments.order_by("pk")
         .values_list(

@@ -125,3 +125,13 @@ def test_export_command_streams_every_judgment_once(tmp_path):
         out.read_bytes()
         == frame_write(judgments_export_frame(campaign), tmp_path / "ref.csv", "csv").read_bytes()
     )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_only_the_exported_rows_decide_how_a_column_is_written(tmp_path, fmt):
+    # The soft-blocked worker (every third judgment from the second) alone gave lists.
+    values = [["joy", "fear"] if n % 3 == 1 else "joy" for n in range(18)]
+    campaign = _campaign_with(values, blocked=1)
+    _same_file(campaign, tmp_path, fmt)
+    _same_file(campaign, tmp_path, fmt, include_flagged=True)

@@ -7,8 +7,10 @@ shaped like a crowd's: a pool of raters who differ (a bias and a noise level eac
 on each item, so most of the raters x items matrix is missing. Cases: Likert ratings 1–5
 (ordinal, interval), the same ratings as nominal codes, and string labels: A/B outcomes
 (a, b, both, neither) and emotion names (EmotionLines' seven). Both sides get the same ratings
-in the form each takes (a float array with NaN; for strings, ours an object array with None,
-the package a string array with "nan", the only missing value it knows), made before timing.
+in the form each takes (a float array with NaN; for strings, a string array with "nan", the
+only missing value the package knows), made before timing.
+String labels are timed twice: both sides given the very same string array ("strings"), and
+ours given an object array with None instead ("objects", what Python lists of labels make).
 Each timing is the median of alternating runs, ours then the package's, after a warm-up of
 each. Then the time of 1000-resample bootstrap CIs at 10^5 judgments, and of Bradley–Terry's
 1000-resample bootstrap at 10^6 A/B judgments (item patterns, batched fits) next to the
@@ -117,8 +119,10 @@ def cases(n: int) -> list[tuple[str, str, Any, Any]]:
         ("Likert 1-5", "ordinal", ratings, ratings),
         ("Likert 1-5", "interval", ratings, ratings),
         ("label codes", "nominal", codes, codes),
-        ("A/B strings", "nominal", ab_ours, ab_theirs),
-        ("emotion strings", "nominal", emo_ours, emo_theirs),
+        ("A/B strings", "nominal", ab_theirs, ab_theirs),
+        ("emotion strings", "nominal", emo_theirs, emo_theirs),
+        ("A/B objects", "nominal", ab_ours, ab_theirs),
+        ("emotion objects", "nominal", emo_ours, emo_theirs),
     ]
 
 

@@ -268,7 +268,8 @@ def campaign_report_judgments_frame(
         # Inferred from the distinct labels only, as pandas infers the whole column.
         uniques, inverse = np.unique(codes, return_inverse=True)
         small = np.empty(len(uniques), dtype=object)
-        small[:] = [labels[u] for u in uniques]
+        for i, u in enumerate(uniques):  # one by one: lists stay lists, not a 2-D array
+            small[i] = labels[u]
         dtype = pd.Series(list(small)).dtype if len(small) else object
         return pd.Series(small[inverse], dtype=dtype)
 

@@ -78,6 +78,7 @@ MIXES = {
     "ints and None": [1, None, 3] * 5,
     "text, numbers, booleans": ["a", 1, True, 2.5, None, "b"] * 3,
     "objects": [{"u1": "joy", "u2": "sad"}, {"u1": "ünïcode ✓"}] * 6,
+    "lists of one length": [["joy", "fear"], ["sad", "joy"]] * 6,
 }
 
 

@@ -203,8 +203,8 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--keep", action="store_true", help="keep the campaigns and workers")
     args = parser.parse_args()
-    if args.redundancy < 1 or args.workers < 0 or args.web_concurrency < 1:
-        parser.error("--redundancy and --web-concurrency must be ≥ 1, --workers ≥ 0")
+    if args.redundancy < 1 or not 0 <= args.workers <= 2000 or not 1 <= args.web_concurrency <= 64:
+        parser.error("--redundancy ≥ 1, --workers 0–2000 and --web-concurrency 1–64, please")
     if not 0 < args.duration <= 3600 or not 0 < args.health_seconds <= 600:
         parser.error("--duration must be in (0, 3600] and --health-seconds in (0, 600]")
     if not re.fullmatch(r"\d+(,\d+)*", args.items) or "0" in args.items.split(","):

@@ -70,7 +70,6 @@ class ChatConsumer(AsyncWebsocketConsumer):
     heartbeat_s: float = 10.0
     last_frame: float = 0.0
     watchdog: asyncio.Task | None = None
-    shown: dict[str, Any] = {}  # what the last state sent said of the awaited bot turn
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Call the message's handler; unlike channels' own dispatch, without closing the
@@ -148,10 +147,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     # --- events from the channel layer -----------------------------------------------------
 
     async def chat_changed(self, event: dict[str, Any]) -> None:
-        state, bot = event.get("state"), event.get("bot")
-        if state is not None and not self._resolves_pending(bot):
-            state = None  # stale: this socket has shown a later state; read it afresh
-        await self._state(bot=bot, state=state)
+        await self._state(bot=event.get("bot"))
 
     async def chat_replaced(self, event: dict[str, Any]) -> None:
         await self._send(
@@ -166,27 +162,14 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     # --- helpers ---------------------------------------------------------------------------
 
-    def _resolves_pending(self, bot: dict[str, Any] | None) -> bool:
-        """Tell whether a bot turn's event answers the turn this socket last showed as
-        awaited. Only then may the state the task read after its commit be sent as is: once
-        the socket has sent a later state (read after that commit), the event's is stale."""
-        shown = self.shown
-        return bool(bot and shown.get("pending") and shown.get("turns") == bot.get("index"))
-
-    async def _state(
-        self, bot: dict[str, Any] | None = None, state: dict[str, Any] | None = None
-    ) -> None:
-        """Send the seat's state: ``state`` when a bot turn's task read it after its commit,
-        else read from the database now."""
+    async def _state(self, bot: dict[str, Any] | None = None) -> None:
         if self.seat_id is None:
             return
-        if state is None:
-            state = await database_sync_to_async(chat_state)(seat_id=self.seat_id)
+        state = await database_sync_to_async(chat_state)(seat_id=self.seat_id)
         self.heartbeat_s = float(state["heartbeat_s"])
         self.protocol = str(state["protocol"])
-        self.shown = {"pending": state.get("pending"), "turns": state.get("turns")}
         if bot:
-            state = {**state, "bot": bot}  # the model's own time, for the latency benchmark
+            state["bot"] = bot  # the model's own time, for the latency benchmark
         await self._send(state)
 
     async def _watch(self) -> None:

@@ -26,7 +26,6 @@ from annotation.chat.seats import (
     bot_labels,
     bot_turn_item,
     bot_turn_key,
-    chat_state,
     older_than,
     protocol_of,
     reply_fits,
@@ -183,10 +182,7 @@ def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) ->
         attempt=attempt,
     )
     if stored:
-        # The seat's state as stored, read here after the commit, travels with the event: the
-        # consumer sends it without a database read of its own (docs/chat.md, Latency).
-        state = chat_state(seat_id=seat_id)
-        seats_notify([seat_id], bot={"index": index, "model_ms": model_ms}, state=state)
+        seats_notify([seat_id], bot={"index": index, "model_ms": model_ms})
     return {"stored": stored, "model_ms": model_ms}
 
 

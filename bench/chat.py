@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,7 @@ def _worker_start(log: Path) -> subprocess.Popen:
 def _wait_ready(port: int, processes: list[subprocess.Popen], timeout: float = 90.0) -> None:
     """Wait for the web server's /ready/ (database, broker, channel layer)."""
     deadline = time.monotonic() + timeout
+    last = ""
     while time.monotonic() < deadline:
         if any(p.poll() is not None for p in processes):
             sys.exit("The web server or the worker stopped; see their logs in the temp folder.")
@@ -136,10 +138,12 @@ def _wait_ready(port: int, processes: list[subprocess.Popen], timeout: float = 9
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/ready/", timeout=2) as answer:
                 if answer.status == 200:
                     return
+        except urllib.error.HTTPError as exc:  # 503 names what is not ready (migrations...)
+            last = exc.read().decode("utf-8", "replace")[:300]
         except OSError:
             pass
         time.sleep(0.2)
-    sys.exit("The web server did not become ready.")
+    sys.exit(f"The web server did not become ready: {last or 'no answer'}")
 
 
 async def _measure(port: int, slug: str, turns: int, warm_up: int) -> Timings:

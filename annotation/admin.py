@@ -12,6 +12,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
 from annotation.datasets.selectors import deidentification_replacements
 from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.models import (
@@ -79,6 +80,12 @@ class CampaignForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        values = {k: data[k] for k in SETTINGS if k in self.fields and k in data}
+        try:
+            data.update(settings_clean(values))
+        except InvalidParameters as exc:
+            for field, message in exc.fields.items():
+                self.add_error(field, message)
         name = data.get("protocol") or (self.instance.protocol if self.instance.pk else "")
         if name and "parameters" in self.fields:
             try:
@@ -93,8 +100,8 @@ class CampaignForm(forms.ModelForm):
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
     """Campaigns start as drafts; their status changes only through the lifecycle's actions
-    (``campaign_set_status``), and the protocol and slug never change once created, nor the
-    parameters once the campaign left the draft stage (its judgments were made under them)."""
+    (``campaign_set_status``), and the protocol and slug never change once created; once out
+    of the draft stage only quality control may change, as in ``campaign_settings_update``."""
 
     form = CampaignForm
     actions = ["go_live", "pause", "finish"]
@@ -125,8 +132,8 @@ class CampaignAdmin(admin.ModelAdmin):
         fixed = ["status"]
         if obj is not None:
             fixed += ["slug", "protocol"]
-            if obj.status != Campaign.Status.DRAFT:
-                fixed.append("parameters")
+            if obj.status != Campaign.Status.DRAFT:  # as services.campaign_settings_update
+                fixed += ["parameters", *(s for s in SETTINGS if s not in CONTROLS)]
         return fixed
 
     def _set_status(self, request: HttpRequest, queryset: QuerySet[Campaign], status: str) -> None:

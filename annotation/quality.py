@@ -7,12 +7,12 @@
   but flagged and left out of reports unless asked for.
 - ``min_seconds_per_item`` refuses answers sent sooner than that after the item was shown.
 - ``max_items_per_worker`` caps how many (non-gold) items one worker does.
-All four settings live on the Campaign and may change while it is live.
+All four settings live on the Campaign and may change while it is live
+(``services.campaign_settings_update``; their bounds are in ``campaign_settings``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ import pandas as pd
 from django.db import transaction
 
 from annotation.aggregation import rater_agreement
-from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.exceptions import InvalidAnswer
 from annotation.models import Campaign, Judgment, Participation, Worker
 from annotation.protocols import registry
 
@@ -42,51 +42,6 @@ QUALITY_COLUMNS = [
     "passes",
     "reason",
 ]
-
-
-# Quality-control settings of a campaign: field → (lowest, highest, whole number?).
-CONTROLS: dict[str, tuple[float, float, bool]] = {
-    "gold_rate": (0.0, 0.5, False),
-    "gold_min_accuracy": (0.0, 1.0, False),
-    "gold_min_answered": (1, 1000, True),
-    "min_seconds_per_item": (0.0, 3600.0, False),
-    "max_items_per_worker": (1, 1_000_000, True),
-}
-
-
-def controls_clean(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Return valid quality-control settings; raise InvalidParameters naming each bad one."""
-    errors: dict[str, str] = {}
-    cleaned: dict[str, Any] = {}
-    for name, value in values.items():
-        if name not in CONTROLS:
-            errors[str(name)[:64]] = f"Unknown setting; known: {', '.join(CONTROLS)}."
-            continue
-        low, high, whole = CONTROLS[name]
-        if value is None and name == "max_items_per_worker":
-            cleaned[name] = None
-        elif (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or (whole and not isinstance(value, int))
-            or not low <= value <= high
-        ):
-            kind = "a whole number" if whole else "a number"
-            errors[name] = f"Must be {kind} from {low:g} to {high:g}."
-        else:
-            cleaned[name] = value
-    if errors:
-        raise InvalidParameters("Invalid quality-control settings.", fields=errors)
-    return cleaned
-
-
-def campaign_controls_update(*, campaign: Campaign, values: Mapping[str, Any]) -> Campaign:
-    """Change quality-control settings, live campaigns included; return the campaign."""
-    cleaned = controls_clean(values)
-    for name, value in cleaned.items():
-        setattr(campaign, name, value)
-    campaign.save(update_fields=[*cleaned, "updated_at"])
-    return campaign
 
 
 @transaction.atomic

@@ -16,7 +16,6 @@ import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from annotation import quality
 from annotation.corpora import (
     Context,
     CorpusError,
@@ -38,7 +36,12 @@ from annotation.models import Campaign
 from annotation.payments.launch import LaunchOptions, LaunchPreview, campaign_launch
 from annotation.payments.launch import launch_preview as payments_launch_preview
 from annotation.protocols import Protocol, registry
-from annotation.services import campaign_create, campaign_set_status, items_add
+from annotation.services import (
+    campaign_create,
+    campaign_set_status,
+    campaign_settings_update,
+    items_add,
+)
 from modelhub.backends import Example
 from modelhub.models import GenerationJob, ModelEndpoint
 from modelhub.selectors import generations_lookup
@@ -215,19 +218,6 @@ def _whole(name: str, value: Any, low: int, high: int) -> int:
     return value
 
 
-def _money(name: str, value: Any, high: Decimal) -> Decimal:
-    try:
-        amount = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        raise InvalidParameters(f"{name} must be an amount such as 12.50.") from None
-    if not amount.is_finite() or amount < 0 or amount >= high:
-        raise InvalidParameters(f"{name} must be an amount from 0 to under {high:,.0f}.")
-    if amount != amount.quantize(Decimal("0.01")):
-        raise InvalidParameters(f"{name} has more than two decimals.")
-    return amount.quantize(Decimal("0.01"))
-
-
-@transaction.atomic
 def draft_settings_update(
     *, campaign: Campaign, parameters: Mapping[str, Any], values: Mapping[str, Any]
 ) -> Campaign:
@@ -236,21 +226,7 @@ def draft_settings_update(
     unknown = sorted(set(values) - set(SETTINGS))
     if unknown:
         raise InvalidParameters(f"Unknown setting(s): {', '.join(unknown)}.")
-    protocol = registry.get(campaign.protocol)
-    cleaned = protocol.clean_parameters(parameters)
-    changes: dict[str, Any] = {"parameters": cleaned}
-    for name in ("redundancy", "items_per_assignment"):
-        if name in values:
-            changes[name] = _whole(name, values[name], 1, 1000)
-    changes |= quality.controls_clean({k: v for k, v in values.items() if k in quality.CONTROLS})
-    if "reward" in values:
-        changes["reward"] = _money("The reward", values["reward"], Decimal("1000000"))
-    if "budget" in values:
-        changes["budget"] = _money("The budget", values["budget"], Decimal("100000000"))
-    for name, value in changes.items():
-        setattr(campaign, name, value)
-    campaign.save(update_fields=[*changes, "updated_at"])
-    return campaign
+    return campaign_settings_update(campaign=campaign, values=values, parameters=parameters)
 
 
 # --- items -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.campaign_settings import SETTINGS
 from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from annotation.payments.launch import worker_url
@@ -71,17 +72,27 @@ class StartForm(forms.Form):
     parameters = ParametersField(required=False)
 
 
+def setting_field(name: str) -> forms.Field:
+    """Return the form field of a campaign setting, with the bounds of the one schema."""
+    bound = SETTINGS[name]
+    limits: dict[str, Any] = {
+        "min_value": bound.low,
+        "max_value": bound.high,
+        "required": not bound.optional,
+    }
+    if bound.kind == "whole":
+        return forms.IntegerField(**limits)
+    if bound.kind == "number":
+        return forms.FloatField(**limits)
+    return forms.DecimalField(decimal_places=2, **limits)
+
+
 class SettingsForm(forms.Form):
     parameters = ParametersField()
-    redundancy = forms.IntegerField(min_value=1, max_value=1000)
-    items_per_assignment = forms.IntegerField(min_value=1, max_value=1000)
-    min_seconds_per_item = forms.FloatField(min_value=0, max_value=3600)
-    max_items_per_worker = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
-    gold_rate = forms.FloatField(min_value=0, max_value=0.5)
-    gold_min_accuracy = forms.FloatField(min_value=0, max_value=1)
-    gold_min_answered = forms.IntegerField(min_value=1, max_value=1000)
-    reward = forms.DecimalField(min_value=0, max_digits=8, decimal_places=2)
-    budget = forms.DecimalField(min_value=0, max_digits=10, decimal_places=2)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields.update({name: setting_field(name) for name in drafts.SETTINGS})
 
 
 class ItemsForm(forms.Form):

@@ -117,6 +117,9 @@ class Campaign(models.Model):
                 condition=Q(min_seconds_per_item__gte=0), name="campaign_min_seconds_gte_0"
             ),
             models.CheckConstraint(
+                condition=Q(gold_min_answered__gte=1), name="campaign_gold_min_answered_gte_1"
+            ),
+            models.CheckConstraint(
                 condition=Q(max_items_per_worker__isnull=True) | Q(max_items_per_worker__gte=1),
                 name="campaign_max_items_per_worker_gte_1",
             ),

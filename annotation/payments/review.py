@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from django.utils import timezone
 
+from annotation.campaign_settings import BONUS, SETTINGS, value_clean
 from annotation.exceptions import AnnotationError, Conflict, InvalidParameters, NotFound
 from annotation.models import Assignment, AuditLog, Campaign, Hit, Payment, Publication, Worker
 from annotation.payments.launch import bucket_pay, dialogue_length
@@ -142,7 +143,7 @@ def bonus_pay(
     *,
     campaign: Campaign,
     worker: Worker,
-    amount: Decimal,
+    amount: Decimal | str,
     reason: str,
     actor: str,
     assignment: Assignment | None = None,
@@ -157,7 +158,9 @@ def bonus_pay(
     """
     if not reason.strip():
         raise InvalidParameters("A bonus needs a reason; the worker sees it.")
-    amount = money(amount)
+    # The one bound of a bonus, for every caller; a top-up is bounded as the reward is.
+    bound = BONUS if kind == Payment.Kind.BONUS else SETTINGS["reward"]
+    sent: Decimal = value_clean(bound, amount)
     if assignment is None:
         assignment = (
             Assignment.objects.filter(campaign=campaign, worker=worker)
@@ -172,15 +175,15 @@ def bonus_pay(
     config = publication.config if publication else {}
     submission_id = _submission_id(assignment)
     digest = hashlib.sha256(reason.encode()).hexdigest()[:12]
-    key = key or payment_key(kind, assignment.pk, amount, digest)
-    budgeted = kind != Payment.Kind.TOPUP or not _topup_fits(publication, amount, provider)
+    key = key or payment_key(kind, assignment.pk, sent, digest)
+    budgeted = kind != Payment.Kind.TOPUP or not _topup_fits(publication, sent, provider)
 
     def send() -> str:
         return provider.bonus(
             config=config,
             worker_id=worker.external_id,
             submission_id=submission_id,
-            amount=amount,
+            amount=sent,
             reason=reason,
             token=key,
         )
@@ -191,7 +194,7 @@ def bonus_pay(
         worker=worker,
         assignment=assignment,
         kind=kind,
-        amount=amount,
+        amount=sent,
         reason=reason,
         key=key,
         actor=actor,

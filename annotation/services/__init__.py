@@ -15,7 +15,11 @@ from annotation.services.assignments import (
     assignment_token,
     assignments_abandon_stale,
 )
-from annotation.services.campaigns import campaign_create, campaign_set_status
+from annotation.services.campaigns import (
+    campaign_create,
+    campaign_set_status,
+    campaign_settings_update,
+)
 from annotation.services.items import items_add
 from annotation.services.judgments import (
     Answered,
@@ -38,6 +42,7 @@ __all__ = [
     "assignments_abandon_stale",
     "campaign_create",
     "campaign_set_status",
+    "campaign_settings_update",
     "items_add",
     "judgment_submit",
     "presentation_seed",

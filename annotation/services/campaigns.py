@@ -8,9 +8,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 
-from annotation import quality
+from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign
 from annotation.protocols import registry
@@ -40,7 +40,8 @@ def campaign_create(
 ) -> Campaign:
     """Create a draft campaign whose parameters the protocol has validated.
 
-    ``controls`` sets quality control (see ``quality.CONTROLS``). Redundancy, items per
+    Settings are cleaned by the one schema (``campaign_settings``); ``controls`` sets quality
+    control (``campaign_settings.CONTROLS``). Redundancy, items per
     assignment and the minimum time per item start at the protocol's own defaults (SSA: 5
     workers per response; EmotionLines: one dialogue per HIT).
     """
@@ -53,23 +54,20 @@ def campaign_create(
         proto = registry.get(protocol)
     except KeyError as exc:
         raise InvalidParameters(str(exc.args[0])) from None
-    redundancy = proto.default_redundancy if redundancy is None else redundancy
-    if items_per_assignment is None:
-        items_per_assignment = proto.default_items_per_assignment
-    for field, value, low in (
-        ("redundancy", redundancy, 1),
-        ("items_per_assignment", items_per_assignment, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 1000:
-            raise InvalidParameters(f"{field} must be a whole number from {low} to 1000.")
-    lease = lease_seconds or settings.EVALSITE_LEASE_SECONDS
-    if isinstance(lease, bool) or not isinstance(lease, int) or lease < 10:
-        raise InvalidParameters("lease_seconds must be a whole number of at least 10.")
+    work = settings_clean(
+        {
+            "redundancy": proto.default_redundancy if redundancy is None else redundancy,
+            "items_per_assignment": proto.default_items_per_assignment
+            if items_per_assignment is None
+            else items_per_assignment,
+            "lease_seconds": lease_seconds or settings.EVALSITE_LEASE_SECONDS,
+        }
+    )
     cleaned = proto.clean_parameters(parameters or {})
     checks = {
         "min_seconds_per_item": proto.default_min_seconds,
         "max_items_per_worker": proto.default_max_items_per_worker,
-    } | quality.controls_clean(controls or {})
+    } | settings_clean(controls or {}, allowed=CONTROLS)
     if Campaign.objects.filter(slug=slug).exists():
         raise Conflict(f"A campaign with the slug {slug!r} already exists.")
     try:
@@ -78,10 +76,8 @@ def campaign_create(
             name=name or slug,
             protocol=protocol,
             parameters=cleaned,
-            redundancy=redundancy,
-            items_per_assignment=items_per_assignment,
-            lease_seconds=lease,
             owner=owner,
+            **work,
             **checks,
         )
     except IntegrityError:
@@ -104,4 +100,30 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
         raise Conflict("A campaign needs items before it can go live.")
     campaign.status = target
     campaign.save(update_fields=["status", "updated_at"])
+    return campaign
+
+
+@transaction.atomic
+def campaign_settings_update(
+    *,
+    campaign: Campaign,
+    values: Mapping[str, Any],
+    parameters: Mapping[str, Any] | None = None,
+) -> Campaign:
+    """Change settings, all or nothing, under the campaign's row lock; return the campaign.
+
+    A draft may change every setting and its protocol parameters; once it has gone live only
+    quality control may change (``CONTROLS``): its items were allocated and judged under
+    the rest.
+    """
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    draft = locked.status == Campaign.Status.DRAFT
+    if parameters is not None and not draft:
+        raise Conflict("The protocol's parameters change only while the campaign is a draft.")
+    changes = settings_clean(values, allowed=tuple(SETTINGS) if draft else CONTROLS)
+    if parameters is not None:
+        changes["parameters"] = registry.get(locked.protocol).clean_parameters(parameters)
+    for name, value in changes.items():
+        setattr(campaign, name, value)
+    campaign.save(update_fields=[*changes, "updated_at"])
     return campaign

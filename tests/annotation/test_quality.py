@@ -6,20 +6,16 @@ import pytest
 from django.utils import timezone
 
 from annotation.allocation import item_next, lease_create, leases_release
+from annotation.campaign_settings import CONTROLS, settings_clean
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
 from annotation.models import Item, Judgment, Lease, Participation, WorkerBlock
 from annotation.providers import Arrival
-from annotation.quality import (
-    campaign_controls_update,
-    controls_clean,
-    worker_quality,
-    worker_soft_block,
-    worker_unblock,
-)
+from annotation.quality import worker_quality, worker_soft_block, worker_unblock
 from annotation.selectors import campaign_judgments_frame, campaign_progress, campaign_report
 from annotation.services import (
     assignment_start,
     campaign_create,
+    campaign_settings_update,
     items_add,
     judgment_submit,
     worker_visit,
@@ -73,7 +69,7 @@ def test_gold_items_are_stored_cleaned_and_a_repeat_adds_nothing(campaign):
 def test_gold_is_served_near_the_gold_rate_and_each_gold_item_once_per_worker(campaign):
     ItemFactory.create_batch(34, campaign=campaign)
     _gold(campaign, n=30)
-    campaign_controls_update(campaign=campaign, values={"gold_rate": 0.5})
+    campaign_settings_update(campaign=campaign, values={"gold_rate": 0.5})
     campaign.items_per_assignment = 100
     campaign.save()
     worker = WorkerFactory()
@@ -103,7 +99,7 @@ def test_no_gold_is_served_when_the_rate_is_zero(campaign):
 
 def test_gold_items_are_not_limited_by_redundancy(campaign):
     _gold(campaign, n=1)
-    campaign_controls_update(campaign=campaign, values={"gold_rate": 0.5})
+    campaign_settings_update(campaign=campaign, values={"gold_rate": 0.5})
     gold = Item.objects.get(campaign=campaign, gold__isnull=False)
     for _ in range(campaign.redundancy + 2):
         worker = WorkerFactory()
@@ -131,7 +127,7 @@ def _force_gold(campaign, assignment, answers):
 
 def test_worker_under_the_gold_threshold_is_soft_blocked_after_enough_checks(campaign):
     _gold(campaign, n=4)
-    campaign_controls_update(
+    campaign_settings_update(
         campaign=campaign, values={"gold_min_answered": 3, "gold_min_accuracy": 0.7}
     )
     worker = WorkerFactory()
@@ -203,7 +199,7 @@ def test_gold_items_never_count_in_reports_or_progress(campaign):
 
 
 def test_an_answer_ten_seconds_too_fast_is_refused_and_stores_nothing(campaign):
-    campaign_controls_update(campaign=campaign, values={"min_seconds_per_item": 15})
+    campaign_settings_update(campaign=campaign, values={"min_seconds_per_item": 15})
     assignment = assignment_start(campaign=campaign, worker=WorkerFactory())
     item = item_next(assignment=assignment)
     with pytest.raises(InvalidAnswer, match="take at least 15 s") as refused:
@@ -215,7 +211,7 @@ def test_an_answer_ten_seconds_too_fast_is_refused_and_stores_nothing(campaign):
 
 
 def test_a_too_fast_form_submission_shows_the_message_on_the_page(client, campaign):
-    campaign_controls_update(campaign=campaign, values={"min_seconds_per_item": 60})
+    campaign_settings_update(campaign=campaign, values={"min_seconds_per_item": 60})
     page = client.get(f"/task/{campaign.slug}/?workerId=quick")
     assert 'data-min-seconds="60' in page.content.decode()
     html = page.content.decode()
@@ -231,7 +227,7 @@ def test_a_too_fast_form_submission_shows_the_message_on_the_page(client, campai
 
 
 def test_the_per_worker_cap_stops_a_worker_and_can_change_while_live(campaign):
-    campaign_controls_update(campaign=campaign, values={"max_items_per_worker": 2})
+    campaign_settings_update(campaign=campaign, values={"max_items_per_worker": 2})
     worker = WorkerFactory(external_id="eager")
     for _ in range(2):
         visit = _visit(campaign, "eager")
@@ -240,14 +236,15 @@ def test_the_per_worker_cap_stops_a_worker_and_can_change_while_live(campaign):
     visit = _visit(campaign, "eager")
     assert visit.stop == "capped" and visit.kind in ("done", "stopped")
     assert Judgment.objects.filter(worker=worker).values("item").distinct().count() == 2
-    campaign_controls_update(campaign=campaign, values={"max_items_per_worker": 3})
+    campaign_settings_update(campaign=campaign, values={"max_items_per_worker": 3})
     assert _visit(campaign, "eager").kind == "item"
 
 
 def test_controls_are_validated_with_a_message_per_setting(campaign):
     with pytest.raises(InvalidParameters) as refused:
-        controls_clean(
-            {"gold_rate": 0.9, "max_items_per_worker": 1.5, "min_seconds_per_item": "3", "x": 1}
+        settings_clean(
+            {"gold_rate": 0.9, "max_items_per_worker": 1.5, "min_seconds_per_item": "3", "x": 1},
+            allowed=CONTROLS,
         )
     assert set(refused.value.fields) == {
         "gold_rate",
@@ -255,14 +252,16 @@ def test_controls_are_validated_with_a_message_per_setting(campaign):
         "min_seconds_per_item",
         "x",
     }
-    assert controls_clean({"max_items_per_worker": None}) == {"max_items_per_worker": None}
+    assert settings_clean({"max_items_per_worker": None}, allowed=CONTROLS) == {
+        "max_items_per_worker": None
+    }
     with pytest.raises(InvalidParameters):
         campaign_create(slug="qc", name="qc", protocol="likert", controls={"gold_rate": -1})
 
 
 def test_worker_statistics_report_count_time_gold_agreement_and_flags(campaign):
     _gold(campaign, n=3)
-    campaign_controls_update(campaign=campaign, values={"gold_min_answered": 2})
+    campaign_settings_update(campaign=campaign, values={"gold_min_answered": 2})
     careful, sloppy = WorkerFactory(), WorkerFactory()
     for worker, answers, seconds in ((careful, GOOD, 8), (sloppy, BAD, 1)):
         assignment = assignment_start(campaign=campaign, worker=worker)

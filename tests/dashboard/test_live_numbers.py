@@ -14,9 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Campaign, CampaignTally, Judgment
-from annotation.quality import campaign_controls_update
 from annotation.selectors import campaign_progress
-from annotation.services import items_add
+from annotation.services import campaign_settings_update, items_add
 from annotation.simulation import crowd_make, crowd_run
 from dashboard.models import Job
 from dashboard.selectors import campaign_rows, report_judgments
@@ -35,7 +34,7 @@ def with_gold(researcher) -> Campaign:
         campaign=campaign,
         items=[(f"gold-{i}", likert_payload(100 + i), {"fluency": [4, 5]}) for i in range(3)],
     )
-    campaign_controls_update(campaign=campaign, values={"gold_rate": 0.3})
+    campaign_settings_update(campaign=campaign, values={"gold_rate": 0.3})
     crowd_run(campaign=campaign, workers=crowd_make(good=4, noisy=1, spammer=0), seed=5)
     return campaign
 

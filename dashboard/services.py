@@ -38,12 +38,12 @@ from annotation.models import (
 )
 from annotation.payments.ledger import audit_add
 from annotation.payments.review import assignment_approve, assignment_reject, bonus_pay
-from annotation.payments.sync import assignment_set_status
 from annotation.payments.workers import worker_block
 from annotation.protocols import registry
 from annotation.quality import worker_quality, worker_soft_block
 from annotation.reports import report_write
 from annotation.selectors import campaign_report
+from annotation.services import assignment_set_status
 from dashboard.models import Job
 
 logger = logging.getLogger(__name__)
@@ -424,10 +424,9 @@ def _review_here(
 ) -> None:
     """Review an assignment of a campaign published on no provider (the demo, a lab run)."""
     status = Assignment.Status.APPROVED if approve else Assignment.Status.REJECTED
-    if not assignment_set_status(assignment=assignment, status=status, now=timezone.now()):
+    feedback = "" if approve else feedback
+    if not assignment_set_status(assignment=assignment, status=status, feedback=feedback):
         return
-    if not approve:
-        Assignment.objects.filter(pk=assignment.pk).update(review_feedback=feedback[:2000])
     audit_add(
         action=AuditLog.Action.APPROVE if approve else AuditLog.Action.REJECT,
         actor=actor,

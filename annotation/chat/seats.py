@@ -40,6 +40,7 @@ from annotation.services import (
     assignment_complete,
     assignment_from_token,
     assignment_start,
+    assignment_touch,
     worker_get_or_create,
 )
 
@@ -305,7 +306,7 @@ def activity_touch(seat: ChatSeat, now: datetime) -> None:
     once a minute: a chat's messages need not each write the assignment row."""
     assignment = seat.assignment
     if assignment.last_activity_at < now - timedelta(seconds=60):
-        Assignment.objects.filter(pk=assignment.pk).update(last_activity_at=now)
+        assignment_touch(assignment=assignment, now=now)
 
 
 def seat_finish(seat: ChatSeat, stage: str, reason: str, now: datetime) -> None:

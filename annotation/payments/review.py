@@ -13,8 +13,6 @@ import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.utils import timezone
-
 from annotation.campaign_settings import BONUS, SETTINGS, value_clean
 from annotation.exceptions import AnnotationError, Conflict, InvalidParameters, NotFound
 from annotation.models import Assignment, AuditLog, Campaign, Hit, Payment, Publication, Worker
@@ -91,10 +89,8 @@ def assignment_approve(
             amount=Decimal("0.00"),
         )
     assignment_set_status(
-        assignment=assignment, status=Assignment.Status.APPROVED, now=timezone.now()
+        assignment=assignment, status=Assignment.Status.APPROVED, feedback=feedback
     )
-    if feedback:
-        Assignment.objects.filter(pk=assignment.pk).update(review_feedback=feedback[:2000])
     return payment
 
 
@@ -125,9 +121,8 @@ def assignment_reject(
     )
     if assignment is not None:
         assignment_set_status(
-            assignment=assignment, status=Assignment.Status.REJECTED, now=timezone.now()
+            assignment=assignment, status=Assignment.Status.REJECTED, feedback=feedback
         )
-        Assignment.objects.filter(pk=assignment.pk).update(review_feedback=feedback[:2000])
     audit_add(
         action=AuditLog.Action.REJECT,
         actor=actor,

@@ -13,6 +13,7 @@ from annotation.services.assignments import (
     assignment_set_status,
     assignment_start,
     assignment_token,
+    assignment_touch,
     assignments_abandon_stale,
 )
 from annotation.services.campaigns import (
@@ -39,6 +40,7 @@ __all__ = [
     "assignment_set_status",
     "assignment_start",
     "assignment_token",
+    "assignment_touch",
     "assignments_abandon_stale",
     "campaign_create",
     "campaign_set_status",

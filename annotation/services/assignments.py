@@ -99,21 +99,24 @@ TRANSITIONS: dict[str, set[str]] = {
 
 @transaction.atomic
 def assignment_set_status(
-    *, assignment: Assignment, status: str, now: datetime | None = None
+    *, assignment: Assignment, status: str, now: datetime | None = None, feedback: str = ""
 ) -> bool:
     """Move the assignment to ``status`` under its row lock if the transition table allows it;
-    release its leases and keep its judgments. Return False if it had moved on already
-    (the same status again, or a final one): callers that reconcile may repeat themselves."""
+    release its leases and keep its judgments; store the reviewer's ``feedback`` with a final
+    status. Return False if it had moved on already (the same status again, or a final one):
+    callers that reconcile may repeat themselves."""
     locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if status not in TRANSITIONS[locked.status]:
         return False
-    _transition(locked, status, now)
-    for field in ("status", "submitted_at", "completion_code", "reviewed_at"):
+    _transition(locked, status, now, feedback=feedback)
+    for field in ("status", "submitted_at", "completion_code", "reviewed_at", "review_feedback"):
         setattr(assignment, field, getattr(locked, field))
     return True
 
 
-def _transition(assignment: Assignment, status: str, now: datetime | None = None) -> None:
+def _transition(
+    assignment: Assignment, status: str, now: datetime | None = None, *, feedback: str = ""
+) -> None:
     """Apply an allowed change to an assignment whose row lock the caller holds."""
     if status not in TRANSITIONS[assignment.status]:
         raise Conflict(
@@ -129,6 +132,9 @@ def _transition(assignment: Assignment, status: str, now: datetime | None = None
     if status in _FINAL:
         assignment.reviewed_at = now
         fields.append("reviewed_at")
+        if feedback:
+            assignment.review_feedback = feedback[:2000]
+            fields.append("review_feedback")
     assignment.save(update_fields=fields)
     leases_release(Lease.objects.filter(assignment=assignment))
 
@@ -170,3 +176,8 @@ def assignments_abandon_stale(
                 _transition(locked, Assignment.Status.ABANDONED, now)
                 count += 1
     return count
+
+
+def assignment_touch(*, assignment: Assignment, now: datetime | None = None) -> None:
+    """Record activity in an open assignment, so it is not abandoned as idle."""
+    Assignment.objects.filter(pk=assignment.pk).update(last_activity_at=now or timezone.now())

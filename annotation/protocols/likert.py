@@ -51,6 +51,12 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _digits(text: str) -> bool:
+    """Tell whether ``text`` is ASCII digits: ``str.isdigit`` also takes '²' and '①',
+    which ``int()`` refuses."""
+    return text.isascii() and text.isdigit()
+
+
 class LikertProtocol(Protocol):
     """Rate one response on several 1–5 scales."""
 
@@ -112,7 +118,7 @@ class LikertProtocol(Protocol):
         ):
             errors["scale"] = "The scale needs integer 'min' < 'max' (at most 21 points)."
         elif any(
-            not (str(k).lstrip("-").isdigit() and scale["min"] <= int(k) <= scale["max"])
+            not (_digits(str(k).lstrip("-")) and scale["min"] <= int(k) <= scale["max"])
             for k in scale.get("anchors", {})
         ):
             errors["scale"] = "Scale anchors must be points of the scale."
@@ -179,7 +185,7 @@ class LikertProtocol(Protocol):
             value: int | None = None
             if _is_int(raw):
                 value = raw
-            elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+            elif isinstance(raw, str) and _digits(raw.strip().lstrip("-")):
                 value = int(raw.strip())
             if value is None:
                 errors[key] = f"The rating must be a whole number, not {str(raw)[:20]!r}."

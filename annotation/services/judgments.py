@@ -79,8 +79,9 @@ def _item_pk(value: Any) -> int | None:
     """Return an item id sent as an integer or a string of digits; None for anything else."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value if value > 0 else None
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
-        return int(value.strip())
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdigit() and len(text) <= 18:
+        return int(text)
     return None
 
 

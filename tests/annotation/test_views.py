@@ -77,6 +77,8 @@ def test_double_submission_stores_once(client, campaign):
         ({"empathy": "4", "relevance": "3"}, "Please choose a rating."),
         ({**ANSWERS, "fluency": "9"}, "between 1 and 5"),
         ({**ANSWERS, "fluency": "x"}, "whole number"),
+        ({**ANSWERS, "fluency": "²"}, "whole number"),  # str.isdigit() takes it, int() not
+        ({**ANSWERS, "fluency": "①"}, "whole number"),
     ],
 )
 def test_malformed_form_answers_get_400_with_the_message_and_store_nothing(
@@ -89,6 +91,16 @@ def test_malformed_form_answers_get_400_with_the_message_and_store_nothing(
     assert response.status_code == 400
     assert message in response.content.decode()
     assert form_of(response)[1] == item  # the same item is shown again
+    assert not Judgment.objects.exists()
+
+
+@pytest.mark.parametrize("item", ["²", "①", "٣"])
+def test_an_item_id_of_non_ascii_digits_is_refused_not_a_server_error(client, campaign, item):
+    token, _ = form_of(client.get(task_url(campaign, workerId="w1")))
+    body = {"token": token, "item": item, "answers": ANSWERS}
+    response = _json_post(client, campaign, body)
+    assert response.status_code == 404
+    assert response.json()["error"] == "This item is not part of this study."
     assert not Judgment.objects.exists()
 
 

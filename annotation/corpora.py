@@ -29,6 +29,13 @@ class Dialogue:
     turns: tuple[tuple[str, str], ...]
 
 
+def _why(exc: Exception) -> str:
+    """Say what is wrong with a JSON line (json raises RecursionError for deep nesting)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+
+
 def _ed_text(value: str) -> str:
     # The released ED CSV writes commas inside fields as "_comma_".
     return value.replace("_comma_", ",").strip()
@@ -37,7 +44,7 @@ def _ed_text(value: str) -> str:
 def read_empathetic_dialogues(path: Path) -> list[Dialogue]:
     """Read an EmpatheticDialogues CSV (Rashkin et al. 2019) into dialogues, in file order."""
     try:
-        handle = path.open(encoding="utf-8", newline="")
+        handle = path.open(encoding="utf-8-sig", newline="")
     except OSError as exc:
         raise CorpusError(f"{path}: cannot open: {exc.strerror}") from None
     with handle:
@@ -117,7 +124,7 @@ def read_contexts(path: Path, *, max_turns: int = 3) -> list[Context]:
     if reader is None:
         raise CorpusError(f"{path}: use a .jsonl, .csv or .txt file of contexts")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise CorpusError(f"{path}: cannot open: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
@@ -157,8 +164,8 @@ def _contexts_jsonl(text: str) -> list[_Row]:
             continue
         try:
             record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"line {n}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:
+            raise CorpusError(f"line {n}: not valid JSON ({_why(exc)})") from None
         if not isinstance(record, dict) or "context" not in record:
             raise CorpusError(f"line {n}: each line must be an object with a 'context'")
         turns = record["context"]
@@ -203,7 +210,7 @@ def read_responses(path: Path) -> dict[str, dict[str, str]]:
     the whole file, naming the line.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise CorpusError(f"{path}: cannot open: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
@@ -215,8 +222,8 @@ def read_responses(path: Path) -> dict[str, dict[str, str]]:
         where = f"{path.name}, line {n}"
         try:
             record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CorpusError(f"{where}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:
+            raise CorpusError(f"{where}: not valid JSON ({_why(exc)})") from None
         fields = ("id", "model", "response")
         if not isinstance(record, dict) or not all(
             isinstance(record.get(f), str) and record[f].strip() for f in fields
@@ -235,7 +242,7 @@ def read_jsonl_objects(path: Path, needs: tuple[str, ...]) -> list[dict[str, Any
     """Read a JSONL file of objects with the ``needs`` keys (items, gold checks), naming the
     first bad line; raise CorpusError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise CorpusError(f"{path.name}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
@@ -246,9 +253,8 @@ def read_jsonl_objects(path: Path, needs: tuple[str, ...]) -> list[dict[str, Any
             continue
         try:
             record = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            raise CorpusError(f"{path.name}, line {n}: not valid JSON ({reason})") from None
+        except (ValueError, RecursionError) as exc:
+            raise CorpusError(f"{path.name}, line {n}: not valid JSON ({_why(exc)})") from None
         if not isinstance(record, dict) or not set(needs) <= set(record):
             raise CorpusError(f"{path.name}, line {n}: needs {', '.join(map(repr, needs))}")
         records.append(record)

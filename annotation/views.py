@@ -251,7 +251,7 @@ def _submitted_data(request: HttpRequest) -> dict[str, Any]:
     if request.content_type == "application/json":
         try:
             data = json.loads(request.body or b"{}")
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply
             raise InvalidAnswer("The request body is not valid JSON.") from None
         if not isinstance(data, dict):
             raise InvalidAnswer("The request body must be a JSON object.")

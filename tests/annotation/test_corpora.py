@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.corpora import CorpusError, read_empathetic_dialogues
+from annotation.corpora import CorpusError, read_contexts, read_empathetic_dialogues
 
 HEADER = "conv_id,utterance_idx,context,prompt,speaker_idx,utterance,selfeval,tags\n"
 
@@ -56,3 +56,18 @@ def test_demo_corpus_is_valid_and_large_enough():
     dialogues = read_empathetic_dialogues(path)
     assert len(dialogues) >= 30
     assert all(len(d.turns) >= 2 for d in dialogues)
+
+
+def test_a_file_saved_with_a_byte_order_mark_reads_like_one_without(tmp_path):
+    path = tmp_path / "ed.csv"
+    body = "hit:1_0,1,proud,I won.,1,I won!,,\n"
+    path.write_text(HEADER + body, encoding="utf-8-sig")  # Excel's "CSV UTF-8"
+    [dialogue] = read_empathetic_dialogues(path)
+    assert dialogue.turns == (("1", "I won!"),)
+
+
+def test_contexts_nested_too_deeply_are_refused_with_a_message(tmp_path):
+    path = tmp_path / "contexts.jsonl"
+    path.write_text('{"context": ' + "[" * 50_000 + "]" * 50_000 + "}\n")
+    with pytest.raises(CorpusError, match="line 1: not valid JSON \\(nested too deeply\\)"):
+        read_contexts(path)

@@ -104,6 +104,13 @@ def test_an_item_id_of_non_ascii_digits_is_refused_not_a_server_error(client, ca
     assert not Judgment.objects.exists()
 
 
+def test_a_json_body_nested_too_deeply_gets_400_not_a_server_error(client, campaign):
+    client.get(task_url(campaign, workerId="w1"))
+    response = _json_post(client, campaign, '{"answers": ' + "[" * 5000 + "]" * 5000 + "}")
+    assert response.status_code == 400
+    assert response.json()["error"] == "The request body is not valid JSON."
+
+
 def _json_post(client, campaign, body, worker="w1"):
     return client.post(
         submit_url(campaign, workerId=worker),

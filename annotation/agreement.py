@@ -177,11 +177,21 @@ def _factorize_labels(flat: np.ndarray) -> tuple[np.ndarray, Any]:
     width = flat.dtype.itemsize // np.dtype(unit).itemsize
     words = np.ascontiguousarray(flat).view(unit).reshape(len(flat), width)
     if width <= 8 and int(words.max()) < 128:
-        packed = np.zeros((len(flat), 8), dtype=np.uint8)
-        packed[:, :width] = words
-        codes, keys = pd.factorize(packed.view(np.uint64).ravel())
+        # "nan" (missing; most of a crowd's raters x items array) is found column by column,
+        # and only the present labels are packed and factorized.
+        missing = np.ones(len(flat), dtype=bool)
+        for j, char in enumerate("nan\0"[:width] if width > 3 else "nan"[:width]):
+            missing &= words[:, j] == ord(char)
+        if width < 3:
+            missing[:] = False
+        present = np.flatnonzero(~missing)
+        packed = np.zeros((len(present), 8), dtype=np.uint8)
+        packed[:, :width] = words[present]
+        found, keys = pd.factorize(packed.view(np.uint64).ravel())
+        codes = np.full(len(flat), -1, dtype=np.intp)
+        codes[present] = found
         back = np.asarray(keys, dtype=np.uint64).view(np.uint8).reshape(-1, 8)[:, :width]
-        uniques = np.ascontiguousarray(back.astype(unit)).view(flat.dtype).ravel()
+        return codes, np.ascontiguousarray(back.astype(unit)).view(flat.dtype).ravel()
     else:
         codes, uniques = pd.factorize(flat.astype(object))
         uniques = np.asarray(uniques, dtype=flat.dtype)

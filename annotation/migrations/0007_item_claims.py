@@ -52,7 +52,6 @@ class Migration(migrations.Migration):
                 default=annotation.models.campaigns.shuffle_new, editable=False
             ),
         ),
-        migrations.RunPython(_fill, migrations.RunPython.noop, elidable=True),
         migrations.AddIndex(
             model_name="item",
             index=models.Index(
@@ -72,4 +71,7 @@ class Migration(migrations.Migration):
                 name="item_claims_gte_judged",
             ),
         ),
+        # Last: on PostgreSQL the fill queues foreign-key trigger events, after which the
+        # same transaction may not change the table's schema.
+        migrations.RunPython(_fill, migrations.RunPython.noop, elidable=True),
     ]

@@ -4,6 +4,10 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # The fix-up commits before the constraint is added: on PostgreSQL an UPDATE queues
+    # foreign-key trigger events, after which the same transaction may not alter the table.
+    atomic = False
+
     dependencies = [
         ("annotation", "0009_assignment_items_done"),
     ]

@@ -8,7 +8,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 BEFORE = [("annotation", "0006_auditlog_soft_block")]
-AFTER = [("annotation", "0009_assignment_items_done")]
+AFTER = [("annotation", "0010_gold_min_answered_gte_1")]
 
 
 def _migrate(targets):
@@ -32,7 +32,9 @@ def test_counters_are_filled_from_stored_judgments_and_leases():
             apps.get_model("annotation", "Judgment"),
             apps.get_model("annotation", "Lease"),
         )
-        campaign = Campaign.objects.create(slug="old", name="old", protocol="likert")
+        campaign = Campaign.objects.create(
+            slug="old", name="old", protocol="likert", gold_min_answered=0
+        )
         items = [Item.objects.create(campaign=campaign, key=f"i{n}", payload={}) for n in range(3)]
         workers = [Worker.objects.create(provider="local", external_id=f"w{n}") for n in range(3)]
         soon = timezone.now() + timedelta(minutes=5)
@@ -58,6 +60,8 @@ def test_counters_are_filled_from_stored_judgments_and_leases():
         assert len({i.shuffle for i in Item.objects.all()}) == 3  # each its own random rank
         Assignment = apps.get_model("annotation", "Assignment")
         assert sorted(Assignment.objects.values_list("items_done", flat=True)) == [1, 1, 1]
+        Campaign = apps.get_model("annotation", "Campaign")
+        assert Campaign.objects.get(slug="old").gold_min_answered == 1
     finally:
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()

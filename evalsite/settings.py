@@ -103,6 +103,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "evalsite.health.probes_middleware",  # /health/, /ready/, /metrics: before the host check
     "evalsite.overload.OverloadMiddleware",  # database overload: 503 + Retry-After, not 500
+    "evalsite.inputs.InputMiddleware",  # input no field accepts (NUL): 400, not 500
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

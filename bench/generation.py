@@ -152,7 +152,8 @@ def overhead_worker(name: str, endpoint: ModelEndpoint, n: int, batch: int, repe
             ]
         )
 
-    direct, job = [], []
+    direct: list[float] = []
+    job: list[float] = []
     for r in range(repeats):
         runs = [
             (direct, lambda r=r: direct_run(examples(n, f"direct-{r}"))),

@@ -29,7 +29,7 @@ import json
 import random
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -129,7 +129,7 @@ def main() -> None:
     pool, labels = _pool([(text, label) for text, label, _ in pool_rows], args)
     cache: dict[str, np.ndarray] = {}
 
-    def embed(texts: list[str]) -> np.ndarray:
+    def embed(texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in cache]
         if missing:
             cache.update(zip(missing, minilm_embed(missing), strict=True))

@@ -155,6 +155,15 @@ def lease_fulfil(*, lease: Lease, item: Item) -> None:
     item.judged += 1
 
 
+def item_judged_unleased(*, item: Item) -> None:
+    """Count a judgment of ``item`` made without a lease (a live chat's bot turn, labeled in
+    the chat): ``judged`` and ``claims`` both grow, so claims stay judged plus leases. The
+    caller holds the item's row lock and stores the judgments in the same transaction."""
+    Item.objects.filter(pk=item.pk).update(judged=F("judged") + 1, claims=F("claims") + 1)
+    item.judged += 1
+    item.claims += 1
+
+
 def leases_release(leases: QuerySet[Lease]) -> int:
     """Delete the given leases and give their claims back; return how many were released."""
     return _release(list(leases.values_list("pk", "item_id")))

@@ -32,7 +32,8 @@ from annotation.chat.seats import (
     seat_finish,
 )
 from annotation.exceptions import Conflict, InvalidAnswer, NotFound
-from annotation.models import ChatSeat, Dialogue, Item, Judgment, Utterance
+from annotation.models import ChatSeat, Dialogue, Judgment, Utterance
+from annotation.services import items_add, judgment_label
 
 logger = logging.getLogger(__name__)
 
@@ -211,7 +212,6 @@ def bot_turn_store(
         assert dialogue.campaign is not None  # a live chat's dialogue is a campaign's
         if not _awaited(dialogue, index, attempt):
             return False
-        protocol, _ = protocol_of(dialogue.campaign)
         Utterance.objects.create(
             dialogue=dialogue,
             index=index,
@@ -219,19 +219,14 @@ def bot_turn_store(
             text=text,
             signals={"model_ms": round(model_ms, 3)},
         )
-        Item.objects.create(
-            campaign=dialogue.campaign,
-            key=bot_turn_key(dialogue, index),
-            payload=protocol.clean_item(
-                {
-                    "context": context,
-                    "response": text,
-                    "model": dialogue.metadata["model"],
-                    "example": dialogue.key,
-                    "index": index,
-                }
-            ),
-        )
+        payload = {
+            "context": context,
+            "response": text,
+            "model": dialogue.metadata["model"],
+            "example": dialogue.key,
+            "index": index,
+        }
+        items_add(campaign=dialogue.campaign, items=[(bot_turn_key(dialogue, index), payload)])
         dialogue.metadata = {**dialogue.metadata, "pending": None, "failed": None}
         dialogue.save(update_fields=["metadata"])
     return True
@@ -326,17 +321,13 @@ def label_submit(
             return []
         if seat.stage != ChatSeat.Stage.CHATTING:
             raise OutOfTurn("This conversation has ended.")
-        spent = max(0, int((now - utterance.created_at).total_seconds() * 1000))
-        Judgment.objects.bulk_create(
-            Judgment(
-                item=item,
-                worker=seat.worker,
-                assignment=seat.assignment,
-                question=question,
-                value=value,
-                time_spent_ms=spent,
-            )
-            for question, value in values.items()
+        # The labels pass every check a submitted answer passes, and count where it counts.
+        judgment_label(
+            assignment=seat.assignment,
+            item=item,
+            answers=answers,
+            shown_at=utterance.created_at,
+            now=now,
         )
         count = dialogue.utterances.count()
         if (

@@ -25,6 +25,7 @@ from annotation.services.items import items_add
 from annotation.services.judgments import (
     Answered,
     SubmitResult,
+    judgment_label,
     judgment_submit,
     presentation_seed,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "campaign_set_status",
     "campaign_settings_update",
     "items_add",
+    "judgment_label",
     "judgment_submit",
     "presentation_seed",
     "worker_get_or_create",

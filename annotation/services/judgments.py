@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation import quality
-from annotation.allocation import item_claims, lease_fulfil, leases_release
+from annotation.allocation import item_claims, item_judged_unleased, lease_fulfil, leases_release
 from annotation.exceptions import Conflict, NotAllowed, NotFound
 from annotation.models import Assignment, Item, Judgment, Lease, Participation, Worker, WorkerBlock
 from annotation.protocols import Protocol, registry
@@ -124,15 +124,36 @@ def _judgment_store(
             "Your time for this item ran out and other workers have judged it; "
             "please continue with the next item."
         )
+    spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
+    judgments = _write(item, locked, answered, spent, lease)
+    locked.last_activity_at = now
+    locked.items_done += 1
+    locked.save(update_fields=["last_activity_at", "items_done"])
+    done = locked.items_done >= locked.items_target
+    if done:
+        _transition(locked, Assignment.Status.SUBMITTED, now)
+    for field in ("status", "last_activity_at", "items_done", "submitted_at", "completion_code"):
+        setattr(assignment, field, getattr(locked, field))
+    return SubmitResult(judgments=judgments, created=True, assignment_done=done)
+
+
+def _write(
+    item: Item, assignment: Assignment, answered: Answered, spent: int, lease: Lease | None
+) -> list[Judgment]:
+    """Check and store one worker's answers to ``item``: the one place judgments are written.
+
+    The caller holds the item's and the open assignment's row locks and checked that the
+    worker has not answered the item. Every answer passes the same checks: the worker is not
+    blocked, took the campaign's minimum time, and the protocol accepts the answers for this
+    item. The item's counters and the campaign's tallies change in the same transaction.
+    """
+    campaign, worker = assignment.campaign, assignment.worker
     if (
-        Participation.objects.filter(
-            campaign=locked.campaign, worker=worker, soft_blocked=True
-        ).exists()
+        Participation.objects.filter(campaign=campaign, worker=worker, soft_blocked=True).exists()
         or WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists()
     ):
         raise NotAllowed("There are no more items for you in this study.")
-    spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
-    quality.answer_time_check(campaign=locked.campaign, spent_ms=spent)
+    quality.answer_time_check(campaign=campaign, spent_ms=spent)
     answered.protocol.check_item_answers(
         answered.parameters, item.payload, answered.sent, spent_ms=spent
     )
@@ -143,7 +164,7 @@ def _judgment_store(
         Judgment(
             item=item,
             worker=worker,
-            assignment=locked,
+            assignment=assignment,
             question=question,
             value=value,
             presentation=shown,
@@ -151,23 +172,55 @@ def _judgment_store(
         )
         for question, value in answered.values.items()
     )
-    lease_fulfil(lease=lease, item=item)
+    if lease is not None:
+        lease_fulfil(lease=lease, item=item)
+    else:
+        item_judged_unleased(item=item)
     if item.is_gold:
-        quality.gold_record(campaign=locked.campaign, worker=worker)
-    locked.last_activity_at = now
-    locked.items_done += 1
-    locked.save(update_fields=["last_activity_at", "items_done"])
-    done = locked.items_done >= locked.items_target
-    if done:
-        _transition(locked, Assignment.Status.SUBMITTED, now)
-    if not item.is_gold:
+        quality.gold_record(campaign=campaign, worker=worker)
+    else:
         tally_add(
-            campaign_id=locked.campaign_id,
+            campaign_id=campaign.pk,
             worker_id=worker.pk,
             level=item.judged,
             judgments=len(judgments),
             now=judgments[0].created_at,  # the stored time, as a scan of the rows would see
         )
-    for field in ("status", "last_activity_at", "items_done", "submitted_at", "completion_code"):
-        setattr(assignment, field, getattr(locked, field))
-    return SubmitResult(judgments=judgments, created=True, assignment_done=done)
+    return judgments
+
+
+def judgment_label(
+    *,
+    assignment: Assignment,
+    item: Item,
+    answers: Mapping[str, Any],
+    shown_at: datetime,
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Store a worker's answers to an item they were shown outside allocation (a live chat's
+    bot turn, labeled as the chat goes on); idempotent like ``judgment_submit``.
+
+    The caller checked that the worker may label this item now (their chat); the answers pass
+    every check a submitted answer passes. The time spent counts from ``shown_at``.
+    """
+    now = now or timezone.now()
+    protocol = registry.get(assignment.campaign.protocol)
+    parameters = protocol.clean_parameters(assignment.campaign.parameters)
+    cleaned = protocol.clean_answers(parameters, answers)
+    answered = Answered(protocol=protocol, parameters=parameters, values=cleaned, sent=answers)
+    with transaction.atomic():
+        locked_item = Item.objects.select_for_update().get(pk=item.pk)
+        existing = list(Judgment.objects.filter(item=locked_item, worker=assignment.worker))
+        if existing:
+            if {j.question: j.value for j in existing} != cleaned:
+                raise Conflict("You already labeled this turn; labels cannot be changed.")
+            return SubmitResult(judgments=existing, created=False, assignment_done=False)
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        locked.campaign, locked.worker = assignment.campaign, assignment.worker
+        if locked.status != Assignment.Status.ACCEPTED:
+            raise NotAllowed(f"This assignment is {locked.get_status_display().lower()}.")
+        if not locked.campaign.is_live:
+            raise NotAllowed("This study is not open at the moment.")
+        spent = max(0, int((now - shown_at).total_seconds() * 1000))
+        judgments = _write(locked_item, locked, answered, spent, None)
+    return SubmitResult(judgments=judgments, created=True, assignment_done=False)

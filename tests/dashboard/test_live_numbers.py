@@ -110,10 +110,6 @@ def test_a_large_campaigns_item_count_is_cached_briefly_and_a_small_ones_is_exac
     assert [r.items for r in campaign_rows([large, small])] == [7, 3]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="annotation/chat/bot.py label_submit stores Judgments without tally_add yet",
-)
 def test_interactive_ssa_labels_count_in_the_live_numbers(researcher) -> None:
     import random
 

@@ -377,7 +377,7 @@ def table_print(rows: list[tuple[str, int, str, float, float, float]]) -> None:
             f"{(s1 / n1) / (s0 / n0):5.2f}x; peak RSS {n1:,} vs {n0:,}: {r1 / r0:5.2f}x"
         )
         mid = [m for m in mine if 9 <= n1 / m[0] <= 11]
-        if mid:
+        if mid and mid[0] != mine[0]:  # the 10x step, when the smallest size is not it
             line += f"; peak RSS {n1:,} vs {mid[0][0]:,}: {r1 / mid[0][2]:5.2f}x"
         print(line)
 

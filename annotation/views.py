@@ -148,6 +148,9 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _preview(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    if campaign.status == Campaign.Status.DRAFT and not request.user.is_staff:
+        # A draft is not published: to anyone else its address is like an unknown one.
+        return _message(request, "There is no study at this address.", 404)
     protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)
     item = campaign.items.order_by("pk").first()
@@ -258,3 +261,21 @@ def _submitted_data(request: HttpRequest) -> dict[str, Any]:
         return data
     fields = {k: v for k, v in request.POST.items() if k not in ("token", "item")}
     return {"token": request.POST.get("token"), "item": request.POST.get("item"), "answers": fields}
+
+
+_STAFF_PATHS = ("/admin/", "/dashboard/")
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The 500 page (``handler500``): plain, and on the worker pages framed as they are, so a
+    worker inside a provider's iframe reads it instead of a blank frame."""
+    text = (
+        "<!doctype html><meta charset=utf-8><title>Sorry</title>"
+        "<p>Something went wrong on our side. Your answers so far are saved; please reload "
+        "this page in a minute.</p>"
+    )
+    response = HttpResponse(text, status=500)
+    if not request.path.startswith(_STAFF_PATHS):
+        response = _framed(response)
+        response.xframe_options_exempt = True  # type: ignore[attr-defined]
+    return response

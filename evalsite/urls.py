@@ -7,6 +7,9 @@ The probes (``/health/``, ``/ready/``, ``/metrics``) are answered by
 from django.contrib import admin
 from django.urls import include, path
 
+# A server error on a worker page keeps the page's frame policy (providers show it in a frame).
+handler500 = "annotation.views.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("dashboard/", include("dashboard.urls")),

@@ -5,10 +5,12 @@ import re
 from html import escape
 
 import pytest
+from django.test import RequestFactory
 from django.urls import reverse
 
 from annotation.models import Assignment, Judgment
-from tests.factories import CampaignFactory, ItemFactory
+from annotation.views import server_error
+from tests.factories import CampaignFactory, ItemFactory, likert_payload
 
 ANSWERS = {"empathy": "4", "relevance": "3", "fluency": "5"}
 MTURK = {
@@ -183,6 +185,17 @@ def test_paused_campaign_says_so(client, db):
     assert "not open" in response.content.decode()
 
 
+def test_a_draft_is_previewed_by_staff_only(client, admin_client, db):
+    draft = CampaignFactory(status="draft")
+    ItemFactory(campaign=draft, payload=likert_payload(7))
+    preview = {**MTURK, "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}
+    unknown = client.get(task_url(CampaignFactory.build(slug="nothing-here"), **preview))
+    anonymous = client.get(task_url(draft, **preview))
+    assert anonymous.status_code == unknown.status_code == 404
+    assert anonymous.content == unknown.content  # a draft looks like no study at all
+    assert admin_client.get(task_url(draft, **preview)).status_code == 200
+
+
 def test_mturk_preview_shows_the_task_and_accepts_nothing(client, campaign):
     preview = {**MTURK, "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}
     page = client.get(task_url(campaign, **preview))
@@ -243,3 +256,21 @@ def test_worker_pages_may_be_framed_only_by_allowed_hosts(client, campaign):
 
 def test_health_check(client, db):
     assert client.get("/health/").json() == {"status": "ok"}
+
+
+def test_a_server_error_on_a_worker_page_can_still_be_shown_in_the_provider_s_frame(
+    client, campaign, monkeypatch, settings
+):
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("annotation.views.worker_visit", broken)
+    client.raise_request_exception = False
+    page = client.get(task_url(campaign, workerId="w1"))
+    assert page.status_code == 500
+    assert "X-Frame-Options" not in page.headers
+    assert "frame-ancestors" in page.headers["Content-Security-Policy"]
+    assert "answers so far are saved" in page.content.decode()
+    staff = server_error(RequestFactory().get("/dashboard/c/x/"))  # staff pages: not framed
+    assert "Content-Security-Policy" not in staff.headers
+    assert not getattr(staff, "xframe_options_exempt", False)

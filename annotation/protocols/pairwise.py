@@ -174,7 +174,7 @@ class PairwiseProtocol(Protocol):
         raw = answers.get("choice")
         if raw is None or raw == "":
             errors["choice"] = "Please choose one of the four answers."
-        elif raw not in dict(CHOICES):
+        elif not isinstance(raw, str) or raw not in dict(CHOICES):  # a list is unhashable
             errors["choice"] = f"Choose first, second, both or neither, not {str(raw)[:20]!r}."
         for extra in sorted(set(answers) - {"choice"}):
             errors[str(extra)[:64]] = "This study asks no such question."
@@ -191,7 +191,7 @@ class PairwiseProtocol(Protocol):
         if (
             set(gold if isinstance(gold, Mapping) else {}) != {"choice"}
             or not values
-            or not set(values) <= set(ranking.OUTCOMES)
+            or not all(isinstance(v, str) and v in ranking.OUTCOMES for v in values)
         ):
             raise InvalidParameters(
                 'A/B gold answers are {"choice": [...]} with values "a", "b", "both", "neither" '

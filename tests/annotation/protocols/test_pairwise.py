@@ -48,6 +48,10 @@ def test_four_answers_are_kept_distinct_and_anything_else_is_refused():
         AB.clean_answers(PARAMS, {"choice": "a"})
     with pytest.raises(InvalidAnswer):
         AB.clean_answers(PARAMS, {})
+    for unhashable in (["first"], {"first": 1}):  # JSON lists and objects: TypeError before
+        with pytest.raises(InvalidAnswer) as refused:
+            AB.clean_answers(PARAMS, {"choice": unhashable})
+        assert refused.value.fields["choice"].startswith("Choose first, second, both or neither")
 
 
 def test_order_is_stable_per_worker_and_item_and_both_orders_occur():

@@ -111,6 +111,10 @@ def frame_parse(text: str | None, binary: bytes | None = None) -> Frame:
         raise FrameError("The frame is not valid JSON.") from None
     if not isinstance(data, dict):
         raise FrameError("A frame must be a JSON object with a 'type'.")
+    try:  # "\ud800" decodes to a lone surrogate, which no database text can hold
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise FrameError("The frame contains text that is not valid Unicode.") from None
     kind = data.pop("type", None)
     if not isinstance(kind, str) or kind not in FRAME_FIELDS:
         raise FrameError(

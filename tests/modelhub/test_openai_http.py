@@ -34,14 +34,8 @@ class FakeServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
                     server.requests.append({"path": self.path, **body})
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
                     count = len(server.requests)
-                try:
-                    server.answer(self, body, count)
-                finally:
-                    with server.lock:
-                        server.in_flight -= 1
+                server.answer(self, body, count)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True  # closing never waits for a slow handler
@@ -60,7 +54,14 @@ class FakeServer:
         if self.mode == "400":
             return self._send(handler, 400, b'{"error": "model not found"}')
         if self.mode == "concurrent":
+            # In flight while it "generates", and no longer before the reply is sent: a client
+            # thread sends its next request only after reading this reply.
+            with self.lock:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
             time.sleep(0.1)
+            with self.lock:
+                self.in_flight -= 1
         chat = "messages" in body
         last = body["messages"][-1]["content"] if chat else body["prompt"].split("\n")[-2]
         choices = []

@@ -39,6 +39,7 @@ from annotation.providers import Arrival, arrival_parse
 from annotation.services import (
     assignment_complete,
     assignment_from_token,
+    assignment_of_arrival,
     assignment_start,
     assignment_touch,
     worker_get_or_create,
@@ -92,16 +93,9 @@ def chat_arrive(
         raise NotAllowed("This is a preview: accept the HIT to start.")
     protocol, parameters = protocol_of(campaign)
     worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
-    if arrival.assignment_id:
-        assignment = Assignment.objects.filter(
-            campaign=campaign, provider_assignment_id=arrival.assignment_id
-        ).first()
-        if assignment is not None and assignment.worker_id != worker.pk:
-            raise NotAllowed("This assignment belongs to another worker.")
-    else:
-        assignment = Assignment.objects.filter(
-            campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
-        ).first()
+    assignment = assignment_of_arrival(
+        campaign=campaign, worker=worker, assignment_id=arrival.assignment_id
+    )
     if assignment is not None and not assignment.is_open:
         return ChatArrival(kind="done", assignment=assignment)
     seat = ChatSeat.objects.filter(assignment=assignment).first() if assignment else None

@@ -31,6 +31,27 @@ def assignment_from_token(token: str) -> Assignment:
         raise NotAllowed("This page's session is not valid; please reopen the task link.") from None
 
 
+def assignment_of_arrival(
+    *, campaign: Campaign, worker: Worker, assignment_id: str
+) -> Assignment | None:
+    """Return the assignment an arriving worker continues, or None for a fresh start.
+
+    With a provider assignment id (MTurk), that assignment if it exists; else the worker's
+    open assignment in the campaign. The one lookup of the task page and the chat page:
+    raise NotAllowed if the provider's assignment belongs to another worker.
+    """
+    if not assignment_id:
+        return Assignment.objects.filter(
+            campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
+        ).first()
+    assignment = Assignment.objects.filter(
+        campaign=campaign, provider_assignment_id=assignment_id
+    ).first()
+    if assignment is not None and assignment.worker_id != worker.pk:
+        raise NotAllowed("This assignment belongs to another worker.")
+    return assignment
+
+
 def assignment_start(
     *,
     campaign: Campaign,

@@ -12,7 +12,12 @@ from annotation.allocation import item_next, items_available
 from annotation.exceptions import InvalidParameters, NotAllowed
 from annotation.models import Assignment, Campaign, Item, Lease, Worker
 from annotation.providers import Arrival
-from annotation.services.assignments import _transition, assignment_complete, assignment_start
+from annotation.services.assignments import (
+    _transition,
+    assignment_complete,
+    assignment_of_arrival,
+    assignment_start,
+)
 
 
 def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
@@ -58,19 +63,11 @@ def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
     stop = quality.worker_stop_reason(campaign=campaign, worker=worker)
     if stop:
         return _visit_stopped(campaign, worker, stop, now)
-    assignment = None
-    if arrival.assignment_id:
-        assignment = Assignment.objects.filter(
-            campaign=campaign, provider_assignment_id=arrival.assignment_id
-        ).first()
-        if assignment is not None and assignment.worker_id != worker.pk:
-            raise NotAllowed("This assignment belongs to another worker.")
-        if assignment is not None and not assignment.is_open:
-            return Visit(kind="done", assignment=assignment)
-    else:
-        assignment = Assignment.objects.filter(
-            campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
-        ).first()
+    assignment = assignment_of_arrival(
+        campaign=campaign, worker=worker, assignment_id=arrival.assignment_id
+    )
+    if assignment is not None and not assignment.is_open:
+        return Visit(kind="done", assignment=assignment)
     if assignment is None:
         if not campaign.is_live:
             raise NotAllowed("This study is not open at the moment.")

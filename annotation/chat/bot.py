@@ -311,24 +311,21 @@ def label_submit(
         item = bot_turn_item(dialogue, index)
         if utterance is None or utterance.speaker != "bot" or index < 1 or item is None:
             raise NotFound("There is no bot turn to label at this position.")
-        values = protocol.clean_answers(parameters, answers)
-        existing = {
-            j.question: j.value for j in Judgment.objects.filter(item=item, worker=seat.worker)
-        }
-        if existing:
-            if existing != values:
-                raise Conflict("You already labeled this turn; labels cannot be changed.")
-            return []
-        if seat.stage != ChatSeat.Stage.CHATTING:
+        ended = seat.stage != ChatSeat.Stage.CHATTING
+        if ended and not Judgment.objects.filter(item=item, worker=seat.worker).exists():
+            protocol.clean_answers(parameters, answers)  # bad labels are said so first
             raise OutOfTurn("This conversation has ended.")
-        # The labels pass every check a submitted answer passes, and count where it counts.
-        judgment_label(
+        # The labels pass every check a submitted answer passes, and count where it counts;
+        # the same labels again (also after the chat ended) store nothing.
+        stored = judgment_label(
             assignment=seat.assignment,
             item=item,
             answers=answers,
             shown_at=utterance.created_at,
             now=now,
         )
+        if not stored.created:
+            return []
         count = dialogue.utterances.count()
         if (
             not reply_fits(count, parameters)

@@ -20,6 +20,7 @@ COPY . .
 RUN DJANGO_SECRET_KEY=collectstatic-only-this-is-not-the-deployment-key-0123456789 \
     EVALSITE_DATA_DIR=/tmp/build DJANGO_STATIC_ROOT=/app/staticfiles \
     python manage.py collectstatic --noinput \
+    && python manage.py translations_compile --force \
     && rm -rf /tmp/build \
     && useradd --create-home --uid 1000 evalsite \
     && mkdir -p /data && chown evalsite /data

@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test lint install install-dev migrate run web worker clean
+.PHONY: demo test lint install install-dev translations migrate run web worker clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,15 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed
 	$(PIP) install -q -r requirements-dev.txt
 	touch $@
 
-install: $(VENV)/.installed
-install-dev: $(VENV)/.installed-dev
+# The worker pages' compiled translations (generated, not committed): docs/protocols.md
+MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
+
+%.mo: %.po $(VENV)/.installed
+	$(PY) manage.py translations_compile
+
+translations: $(MO)
+install: $(VENV)/.installed $(MO)
+install-dev: $(VENV)/.installed-dev $(MO)
 
 ## demo: install, migrate SQLite, load the demo, fill it with a simulated crowd, serve it
 ## (DEMO_ARGS passes options, e.g. DEMO_ARGS="--addrport 127.0.0.1:8001 --no-tiny-model")
@@ -33,7 +40,7 @@ test: install-dev
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy annotation modelhub evalsite dashboard
+	EVALSITE_TASKS_INLINE=1 $(VENV)/bin/mypy annotation modelhub evalsite dashboard api webhooks  # its Django plugin loads the settings
 
 migrate: install
 	$(PY) manage.py migrate --noinput

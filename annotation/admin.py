@@ -19,6 +19,7 @@ from annotation.models import (
     Assignment,
     AuditLog,
     Campaign,
+    Consent,
     Dataset,
     Dialogue,
     Hit,
@@ -36,6 +37,7 @@ from annotation.models import (
 from annotation.protocols import registry
 from annotation.quality import worker_unblock
 from annotation.services import campaign_set_status
+from annotation.study_pages import STUDY_FIELDS, study_clean
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -53,6 +55,10 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+# A campaign's own rate limits (annotation.ratelimits).
+RATE_LIMITS = ("rate_per_ip", "rate_per_worker", "chat_frames_per_second")
 
 
 class CampaignForm(forms.ModelForm):
@@ -76,16 +82,23 @@ class CampaignForm(forms.ModelForm):
             "gold_min_answered",
             "min_seconds_per_item",
             "max_items_per_worker",
+            *RATE_LIMITS,
+            *STUDY_FIELDS,
+            "withdrawal",
+            "training_pass_mark",
+            "training_attempts",
         ]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         values = {k: data[k] for k in SETTINGS if k in self.fields and k in data}
-        try:
-            data.update(settings_clean(values))
-        except InvalidParameters as exc:
-            for field, message in exc.fields.items():
-                self.add_error(field, message)
+        texts = {k: data[k] for k in STUDY_FIELDS if k in self.fields and k in data}
+        for clean, given in ((settings_clean, values), (study_clean, texts)):
+            try:
+                data.update(clean(given))
+            except InvalidParameters as exc:
+                for field, message in exc.fields.items():
+                    self.add_error(field, message)
         name = data.get("protocol") or (self.instance.protocol if self.instance.pk else "")
         if name and "parameters" in self.fields:
             try:
@@ -126,6 +139,9 @@ class CampaignAdmin(admin.ModelAdmin):
                 ]
             },
         ),
+        ("Rate limits (empty: the site's defaults; may change live)", {"fields": RATE_LIMITS}),
+        ("Study pages (Markdown; may change live)", {"fields": [*STUDY_FIELDS, "withdrawal"]}),
+        ("Training (may change live)", {"fields": ["training_pass_mark", "training_attempts"]}),
     ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Campaign | None = None) -> list[str]:
@@ -208,6 +224,14 @@ class AssignmentAdmin(ReadOnlyAdmin):
 class LeaseAdmin(ReadOnlyAdmin):
     list_display = ["item", "worker", "created_at", "expires_at"]
     raw_id_fields = ["item", "worker", "assignment"]
+
+
+@admin.register(Consent)
+class ConsentAdmin(ReadOnlyAdmin):
+    list_display = ["campaign", "worker", "version", "given_at"]
+    list_filter = ["campaign", "version"]
+    search_fields = ["worker__pseudonym"]
+    raw_id_fields = ["campaign", "worker"]
 
 
 @admin.register(Judgment)

@@ -234,3 +234,43 @@ def rater_agreement(judgments: pd.DataFrame) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         result["agreement"] = result["n_agree"] / result["n_compared"].replace(0, np.nan)
     return result
+
+
+# --- the report's choice of aggregation -------------------------------------------------------
+
+Aggregate: TypeAlias = Literal["majority", "ds", "mace"]
+AGGREGATES: tuple[str, ...] = ("majority", "ds", "mace")
+AGGREGATE_NAMES: dict[str, str] = {
+    "majority": "majority vote (ties left unlabeled)",
+    "ds": "Dawid–Skene (1979)",
+    "mace": "MACE (Hovy et al. 2013)",
+}
+
+
+def labels_aggregate(
+    judgments: pd.DataFrame, method: str = "majority", *, seed: int = 0
+) -> tuple[pd.DataFrame, pd.Series | None]:
+    """Return each item's label by ``method`` and, for a latent-class model, each rater's
+    estimated reliability.
+
+    The labels are indexed by item with columns ``label`` (missing when tied), ``tied`` and
+    ``n_votes``. The reliability is Dawid–Skene's accuracy or MACE's competence per rater,
+    None for the majority vote. A tied posterior gives a missing label, as a tied vote does.
+    """
+    if method not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {method!r}")
+    j = _judgments(judgments)
+    if method == "majority" or j.empty:
+        votes = majority_vote(j, ties="report")[["label", "tied", "n_votes"]]
+        return votes, (None if method == "majority" else pd.Series(dtype=float, name="quality"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TiedLabelWarning)
+        if method == "ds":
+            labels, quality = dawid_skene(j)
+        else:
+            labels, quality = mace(j, seed=seed)
+    n_votes = j.groupby("item", sort=False).size()
+    result = pd.DataFrame({"label": labels.astype(object)})
+    result["tied"] = result["label"].isna()
+    result["n_votes"] = n_votes.reindex(result.index).to_numpy()
+    return result, quality.rename("quality")

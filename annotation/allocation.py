@@ -26,20 +26,37 @@ locked row is the latest version, re-checked against the query's conditions. On 
 transactions are IMMEDIATE in our settings, allocations are serialised by the database lock.
 Hidden gold checks (quality.py) are slipped in at the campaign's gold rate and are exempt from
 redundancy.
+
+Top-up: when a worker's judgments stop counting (a soft block, a withdrawal whose campaign
+drops judgments), ``items_reopen`` lowers ``judged`` (and ``claims`` with it) of the items they
+judged to the number of workers whose judgments still count, so those items open again for
+other workers, within the campaign's top-up cap. The excluded worker's judgment rows stay, so
+``_open`` never gives them the item again.
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
+from annotation import steering
 from annotation.exceptions import Conflict
-from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
+from annotation.models import (
+    Assignment,
+    Campaign,
+    Item,
+    Judgment,
+    Lease,
+    Participation,
+    Worker,
+)
 
 # Expired leases released at most per sweep of one campaign (the housekeeping task loops).
 _SWEEP = 500
@@ -113,13 +130,23 @@ def item_next(*, assignment: Assignment, now: datetime | None = None) -> Item | 
         gold = _gold_pick(campaign, worker)
         if gold is not None:
             return _lease(gold, assignment, now)
+        # Adaptive allocation (steering.py) first tries a few planned items of a pair drawn
+        # by weight; the plan was computed outside requests, so this stays constant time.
+        planned = steering.steered_items(campaign=campaign, u=_RANK.random())
+        steered = (
+            [_open(campaign, worker).filter(pk__in=planned).order_by("claims", "shuffle")]
+            if planned
+            else []
+        )
         for sweep in (False, True):
             if sweep and not leases_release_expired(campaign=campaign, now=now):
                 break
-            for query in _candidates(campaign, worker):
+            for query in steered + _candidates(campaign, worker):
                 item = query.select_for_update(skip_locked=True).first()
                 if item is not None and item.claims < campaign.redundancy:
                     return _lease(item, assignment, now)
+                if steered and query is steered[0]:
+                    steering.plan_ran_dry(campaign=campaign)
     return None
 
 
@@ -135,8 +162,20 @@ def lease_create(*, item: Item, assignment: Assignment, expires_at: datetime) ->
     return item
 
 
+def lease_seconds(assignment: Assignment) -> int:
+    """Return how long a new lease of the assignment lasts: the campaign's lease, except that
+    an open-link arrival (no provider session) that has answered nothing yet holds its first
+    item at most ``EVALSITE_OPEN_FIRST_LEASE_SECONDS``: ids invented to hold a study's items
+    give them back soon, and a real worker's first answer earns the full lease."""
+    campaign = assignment.campaign
+    first = assignment.items_done == 0 and not assignment.provider_assignment_id
+    if campaign.open_links and first:
+        return min(campaign.lease_seconds, settings.OPEN_FIRST_LEASE_SECONDS)
+    return campaign.lease_seconds
+
+
 def _lease(item: Item, assignment: Assignment, now: datetime) -> Item:
-    expires_at = now + timedelta(seconds=assignment.campaign.lease_seconds)
+    expires_at = now + timedelta(seconds=lease_seconds(assignment))
     return lease_create(item=item, assignment=assignment, expires_at=expires_at)
 
 
@@ -162,6 +201,22 @@ def item_judged_unleased(*, item: Item) -> None:
     Item.objects.filter(pk=item.pk).update(judged=F("judged") + 1, claims=F("claims") + 1)
     item.judged += 1
     item.claims += 1
+
+
+def items_judged_imported(*, added: Mapping[int, int]) -> None:
+    """Count workers who judged items without a lease (judgments imported from a file,
+    ``services.imports``): item id → workers added. ``judged`` and ``claims`` both grow, as
+    for ``item_judged_unleased``; one UPDATE per distinct number added. The caller holds the
+    items' row locks and stores the judgments in the same transaction."""
+    by_count: dict[int, list[int]] = defaultdict(list)
+    for pk, count in added.items():
+        if count:
+            by_count[count].append(pk)
+    for count, pks in by_count.items():
+        for start in range(0, len(pks), 1000):
+            Item.objects.filter(pk__in=pks[start : start + 1000]).update(
+                judged=F("judged") + count, claims=F("claims") + count
+            )
 
 
 def leases_release(leases: QuerySet[Lease]) -> int:
@@ -235,3 +290,60 @@ def leases_purge_expired(*, now: datetime | None = None) -> int:
         with transaction.atomic():
             released += _release(batch)
     return released
+
+
+def topup_cap(campaign: Campaign) -> int:
+    """Return how many excluded judgments the campaign may replace in all: its ``topup_max``,
+    or, left empty, a tenth of its item slots (non-gold items × redundancy), rounded up."""
+    if campaign.topup_max is not None:
+        return campaign.topup_max
+    items = Item.objects.filter(campaign=campaign, gold__isnull=True).count()
+    return -(-items * campaign.redundancy // 10)
+
+
+@transaction.atomic
+def items_reopen(*, campaign: Campaign, worker: Worker) -> int:
+    """Re-open the campaign's items whose judgment by ``worker`` stopped counting; return how
+    many item slots this call re-opened.
+
+    Call after the worker's exclusion is stored (a soft-blocked Participation). Each item the
+    worker judged gets ``judged`` lowered to its workers who still count (``claims`` by as
+    much), so it takes replacements until it has the campaign's redundancy of valid
+    judgments again. Items are recounted, never decremented blindly, so a repeated call
+    re-opens nothing more. The campaign's row lock serialises the cap's accounting
+    (``Campaign.topup_reopened`` against ``topup_cap``); items are locked in key order, as
+    ``_release`` does. Slots past the cap stay closed.
+    """
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    room = topup_cap(locked) - locked.topup_reopened
+    if room <= 0:
+        return 0
+    excluded = Participation.objects.filter(campaign=campaign, soft_blocked=True).values("worker")
+    mine = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True, worker=worker)
+    items = Item.objects.filter(pk__in=mine.values("item")).order_by("pk").select_for_update()
+    reopened = 0
+    for item in items:
+        valid = (
+            Judgment.objects.filter(item=item)
+            .exclude(worker__in=excluded)
+            .exclude(worker__provider=Worker.Provider.MODEL)  # LLM judges never count
+            .order_by()
+            .values("worker")
+            .distinct()
+            .count()
+        )
+        lower = min(item.judged - valid, room - reopened)
+        if lower <= 0:
+            continue
+        Item.objects.filter(pk=item.pk).update(
+            judged=F("judged") - lower, claims=F("claims") - lower
+        )
+        reopened += lower
+        if reopened >= room:
+            break
+    if reopened:
+        Campaign.objects.filter(pk=campaign.pk).update(
+            topup_reopened=F("topup_reopened") + reopened
+        )
+        campaign.topup_reopened = locked.topup_reopened + reopened
+    return reopened

@@ -18,14 +18,15 @@ from annotation.exceptions import InvalidParameters
 
 @dataclass(frozen=True)
 class Bound:
-    """What one setting may hold: a whole number, a number or an amount of money, in range."""
+    """What one setting may hold: a whole number, a number or an amount of money, in range;
+    or a flag (true or false)."""
 
-    kind: Literal["whole", "number", "money"]
-    low: int | float | Decimal
-    high: int | float | Decimal
+    kind: Literal["whole", "number", "money", "flag"]
+    low: int | float | Decimal | bool
+    high: int | float | Decimal | bool
     label: str
-    live: bool = False  # may change while the campaign is live (quality control)
-    optional: bool = False  # empty (None) means "no limit"
+    live: bool = False  # may change while the campaign is live (quality control, budget)
+    optional: bool = False  # empty (None): no limit; for a rate limit, the site's default
     name: str = ""  # the setting's field name, filled in below
 
     @property
@@ -33,6 +34,8 @@ class Bound:
         return f"{self.label} ({self.name})" if self.name else self.label
 
     def describe(self) -> str:
+        if self.kind == "flag":
+            return f"{self.title} must be true or false."
         if self.kind == "money":
             low = "more than 0" if self.low > 0 else f"from {self.low:g}"
             return f"{self.title} must be an amount like 0.50, {low} and at most {self.high:g}."
@@ -45,7 +48,8 @@ SETTINGS: dict[str, Bound] = {
     "items_per_assignment": Bound("whole", 1, 1000, "Items per assignment"),
     "lease_seconds": Bound("whole", 10, 7 * 24 * 3600, "The lease (seconds)"),
     "reward": Bound("money", Decimal("0"), Decimal("999999.99"), "The reward"),
-    "budget": Bound("money", Decimal("0"), Decimal("99999999.99"), "The budget"),
+    # The budget may change live: the ledger checks every spending against its current value.
+    "budget": Bound("money", Decimal("0"), Decimal("99999999.99"), "The budget", live=True),
     "gold_rate": Bound("number", 0.0, 0.5, "The gold rate", live=True),
     "gold_min_accuracy": Bound("number", 0.0, 1.0, "The gold accuracy threshold", live=True),
     "gold_min_answered": Bound("whole", 1, 1000, "Gold answers before judging", live=True),
@@ -53,11 +57,33 @@ SETTINGS: dict[str, Bound] = {
     "max_items_per_worker": Bound(
         "whole", 1, 1_000_000, "The cap per worker", live=True, optional=True
     ),
+    # Top-up (allocation.items_reopen): excluded judgments replaced at most; empty: a tenth
+    # of the item slots, rounded up; 0: none.
+    "topup_max": Bound(
+        "whole", 0, 10_000_000, "The top-up cap (replaced judgments)", live=True, optional=True
+    ),
+    # Training (services/training.py): the share to pass and the attempts a worker has.
+    "training_pass_mark": Bound("number", 0.5, 1.0, "The training pass mark", live=True),
+    "training_attempts": Bound("whole", 2, 10, "Training attempts", live=True),
+    "open_links": Bound("flag", False, True, "Open links (any workerId)", live=True),
+    "open_arrivals_per_address": Bound(
+        "whole", 1, 100_000, "New open-link participants per address and hour", live=True
+    ),
+    # Rate limits (annotation.ratelimits): requests a minute, frames a second.
+    "rate_per_ip": Bound(
+        "whole", 1, 1_000_000, "Requests a minute from one address", live=True, optional=True
+    ),
+    "rate_per_worker": Bound(
+        "whole", 1, 100_000, "Requests a minute from one worker", live=True, optional=True
+    ),
+    "chat_frames_per_second": Bound(
+        "whole", 1, 1000, "Chat frames a second", live=True, optional=True
+    ),
 }
 
 SETTINGS = {name: replace(bound, name=name) for name, bound in SETTINGS.items()}
 
-# Quality-control settings: the ones that may change while a campaign is live.
+# The settings that may change while a campaign is live: quality control and the budget.
 CONTROLS = tuple(name for name, bound in SETTINGS.items() if bound.live)
 
 # A bonus to one worker, from the dashboard or the ``pay`` command.
@@ -69,8 +95,12 @@ def value_clean(bound: Bound, value: Any) -> Any:
 
     Types are strict, as a JSON client sends them: a whole number is an int, a number an int
     or a float; money may also be text ("0.50", as typed) or a Decimal, with at most two
-    decimals. Booleans never count.
+    decimals. Booleans count only for a flag, and a flag takes only them.
     """
+    if bound.kind == "flag":
+        if not isinstance(value, bool):
+            raise InvalidParameters(bound.describe())
+        return value
     if value is None:
         if bound.optional:
             return None
@@ -83,8 +113,8 @@ def value_clean(bound: Bound, value: Any) -> Any:
             number = Decimal(str(value).strip()) if isinstance(value, str | int | Decimal) else None
         except InvalidOperation:
             number = None
-        if number is None or not number.is_finite():
-            raise InvalidParameters(bound.describe())
+        if number is None or not number.is_finite() or not bound.low <= number <= bound.high:
+            raise InvalidParameters(bound.describe())  # bounds first: 1e999999 cannot quantize
         if number != number.quantize(Decimal("0.01")):
             raise InvalidParameters(f"{bound.title} takes at most two decimals.")
         number = number.quantize(Decimal("0.01"))

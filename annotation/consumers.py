@@ -5,6 +5,10 @@ parse each frame, call one service, acknowledge, and tell the seats whose view c
 services store before anything is relayed; a seat's consumer answers ``chat.changed`` by
 reading the seat's state from the database and sending it. A watchdog closes a socket that
 has been silent for two heartbeats and does what time decides (lobby, partner, bot deadline).
+
+A channel-layer failure never ends a socket: a failed group call is noted and tried again on
+the next tick, and while the layer is troubled the watchdog sends the seat's state whenever
+it changed, read from the database (docs/chat.md, "When the platform fails").
 """
 
 from __future__ import annotations
@@ -20,12 +24,22 @@ from asgiref.sync import SyncToAsync
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import connections
+from django.utils import translation
+from django.utils.translation import gettext
 
 from annotation.chat import chat_state, frame_handle, seat_tick
 from annotation.chat.frames import FrameError, error_code, frame_parse
+from annotation.chat.layer import LAYER_ERRORS, layer_error, layer_troubled
 from annotation.chat.notify import seat_group, seats_notify_async
-from annotation.chat.seats import seat_connect, seat_disconnect, seat_for_socket, seat_seen
+from annotation.chat.seats import (
+    campaign_language,
+    seat_connect,
+    seat_disconnect,
+    seat_for_socket,
+    seat_seen,
+)
 from annotation.exceptions import AnnotationError
+from annotation.ratelimits import frame_limiter
 
 logger = logging.getLogger(__name__)
 
@@ -66,10 +80,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
     """One worker's websocket in a live chat."""
 
     seat_id: int | None = None
-    protocol: str = ""
+    chat_mode: str = ""
     heartbeat_s: float = 10.0
     last_frame: float = 0.0
     watchdog: asyncio.Task | None = None
+    grouped: bool = False  # in the seat's group (False while the layer is down)
+    sent: str = ""  # the last state frame sent, to resend only a changed one when polling
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Call the message's handler; unlike channels' own dispatch, without closing the
@@ -83,31 +99,47 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.accept()
         slug = self.scope["url_route"]["kwargs"]["slug"]
         query = dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
+        # Every frame this socket sends is in the campaign's language: activated in this
+        # connection's own context (its task, its watchdog and the database calls).
+        translation.activate(await database_sync_to_async(campaign_language)(slug=slug))
         try:
             seat = await database_sync_to_async(seat_for_socket)(slug=slug, query=query)
         except AnnotationError as exc:
             await self._error(exc)
             await self.close(code=CLOSE_REFUSED)
             return
+        self.frames = await database_sync_to_async(frame_limiter)(campaign_id=seat.campaign_id)
         self.seat_id = seat.pk
         self.last_frame = time.monotonic()
-        await self.channel_layer.group_add(seat_group(seat.pk), self.channel_name)
+        await self._join()
         old = await database_sync_to_async(seat_connect)(
             seat_id=seat.pk, channel_name=self.channel_name
         )
         if old:
-            await self.channel_layer.send(old, {"type": "chat.replaced"})
+            try:
+                await self.channel_layer.send(old, {"type": "chat.replaced"})
+            except LAYER_ERRORS as exc:
+                layer_error(exc, where="send")
         await self._state()
         self.watchdog = asyncio.create_task(self._watch())
 
     async def disconnect(self, code: int) -> None:
+        """Record the closed socket in the database first, whatever the layer does: the
+        partner's watchdog reads it there. Nothing here may raise."""
         if self.watchdog is not None:
             self.watchdog.cancel()
-        if self.seat_id is not None:
-            await self.channel_layer.group_discard(seat_group(self.seat_id), self.channel_name)
+        if self.seat_id is None:
+            return
+        try:
             await database_sync_to_async(seat_disconnect)(
                 seat_id=self.seat_id, channel_name=self.channel_name
             )
+        except Exception:
+            logger.exception("chat disconnect not recorded on seat %s", self.seat_id)
+        try:
+            await self.channel_layer.group_discard(seat_group(self.seat_id), self.channel_name)
+        except LAYER_ERRORS as exc:  # the group's entry expires by itself
+            layer_error(exc, where="group_discard")
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.seat_id is None:
@@ -117,6 +149,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         try:
             frame = frame_parse(text_data, bytes_data)
             client_id = frame.data.get("client_id")
+            self.frames.take()  # RateLimited: an error frame "rate_limited"
             if frame.type == "ping":
                 await database_sync_to_async(seat_seen)(
                     seat_id=self.seat_id, channel_name=self.channel_name
@@ -124,7 +157,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 await self._send({"type": "pong"})
                 return
             outcome = await database_sync_to_async(frame_handle)(
-                seat_id=self.seat_id, frame=frame, protocol=self.protocol
+                seat_id=self.seat_id, frame=frame, mode=self.chat_mode
             )
         except AnnotationError as exc:
             await self._error(exc, client_id=client_id)
@@ -135,7 +168,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 {
                     "type": "error",
                     "code": "server_error",
-                    "message": "Something went wrong; please try again.",
+                    "message": gettext("Something went wrong; please try again."),
                     "client_id": client_id,
                 }
             )
@@ -154,7 +187,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             {
                 "type": "error",
                 "code": "replaced",
-                "message": "This chat is open in another window; continue there.",
+                "message": gettext("This chat is open in another window; continue there."),
             }
         )
         self.seat_id = None  # the newer socket owns the seat now
@@ -162,12 +195,27 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     # --- helpers ---------------------------------------------------------------------------
 
-    async def _state(self, bot: dict[str, Any] | None = None) -> None:
+    async def _join(self) -> None:
+        """Join the seat's group; on a layer error, note it and leave it to the watchdog."""
+        if self.seat_id is None or self.grouped:
+            return
+        try:
+            await self.channel_layer.group_add(seat_group(self.seat_id), self.channel_name)
+        except LAYER_ERRORS as exc:
+            layer_error(exc, where="group_add")
+            return
+        self.grouped = True
+
+    async def _state(self, bot: dict[str, Any] | None = None, changed_only: bool = False) -> None:
         if self.seat_id is None:
             return
         state = await database_sync_to_async(chat_state)(seat_id=self.seat_id)
         self.heartbeat_s = float(state["heartbeat_s"])
-        self.protocol = str(state["protocol"])
+        self.chat_mode = str(state["chat"])
+        text = json.dumps(state)
+        if changed_only and text == self.sent:
+            return
+        self.sent = text
         if bot:
             state["bot"] = bot  # the model's own time, for the latency benchmark
         await self._send(state)
@@ -184,6 +232,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
             try:
                 changed = await database_sync_to_async(seat_tick)(seat_id=self.seat_id)
                 await seats_notify_async(changed)
+                if layer_troubled() or not self.grouped:
+                    # Notifications may be lost, and a restarted Redis forgot the groups:
+                    # join again and send the state if it changed.
+                    self.grouped = False
+                    await self._join()
+                    await self._state(changed_only=True)
             except Exception:  # keep watching; the next tick tries again
                 logger.exception("chat watchdog failed on seat %s", self.seat_id)
 

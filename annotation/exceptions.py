@@ -38,3 +38,13 @@ class Conflict(AnnotationError):
     """The state has moved on (item already answered differently, item given to others)."""
 
     status_code = 409
+
+
+class TooMany(AnnotationError):
+    """Too many requests of this kind from one source: wait ``retry_after`` seconds."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: int = 60) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from django.db.models import CharField, Func, QuerySet
 
 from annotation.models import Campaign, Item
+from annotation.protocols import Protocol, registry
 from annotation.selectors import (
     CHUNK_ROWS,
     JUDGMENT_COLUMNS,
@@ -44,6 +45,12 @@ def judgments_export_frame(campaign: Campaign, *, include_flagged: bool = False)
     items = campaign_items_frame(campaign)
     frame = judgments.merge(items, on="item", how="left")
     frame.insert(0, "campaign", campaign.slug)
+    frame["winner"] = _winners(
+        registry.get(campaign.protocol),
+        zip(
+            frame["payload"], frame["question"], frame["value"], frame["presentation"], strict=True
+        ),
+    )
     frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True).dt.strftime(
         "%Y-%m-%dT%H:%M:%S.%fZ"
     )
@@ -74,9 +81,20 @@ def frame_write(frame: pd.DataFrame, path: Path, fmt: Format) -> Path:
     return path
 
 
+def _winners(protocol: Protocol, rows: Iterable[tuple[Any, Any, Any, Any]]) -> pd.Series:
+    """Return the ``winner`` column: ``Protocol.judgment_winner`` of each (payload, question,
+    value, presentation), typed as text whatever a chunk holds (empty where None)."""
+    winners = [
+        protocol.judgment_winner(payload if isinstance(payload, dict) else {}, q, v, shown)
+        for payload, q, v, shown in rows
+    ]
+    return pd.Series(winners, dtype="str")
+
+
 # --- streaming ------------------------------------------------------------------------------
 
-EXPORT_COLUMNS = ["campaign", *JUDGMENT_COLUMNS, "payload"]
+# "winner": what an A/B judgment chose (the model, "both", "neither"); empty otherwise.
+EXPORT_COLUMNS = ["campaign", *JUDGMENT_COLUMNS, "payload", "winner"]
 # A Python value of each kind of JSON value (as the database names it): pandas infers a
 # column's dtype from the kinds of value in it, so one of each infers what the whole would.
 _EXAMPLE: dict[str, Any] = {
@@ -177,7 +195,8 @@ def judgments_export(
         "presentation": _Column.of(json_kinds(judgments, "presentation"), fmt),
         "payload": _Column.of(json_kinds(items, "payload"), fmt),
     }
-    frames = (_frame(chunk, campaign.slug, columns) for chunk in _prepend(first, chunks))
+    protocol = registry.get(campaign.protocol)
+    frames = (_frame(chunk, campaign.slug, columns, protocol) for chunk in _prepend(first, chunks))
     path.parent.mkdir(parents=True, exist_ok=True)
     return _WRITERS[fmt](frames, path)
 
@@ -187,13 +206,24 @@ def _prepend(first: list[Any], rest: Iterator[list[Any]]) -> Iterator[list[Any]]
     yield from rest
 
 
-def _frame(rows: list[tuple[Any, ...]], slug: str, columns: dict[str, _Column]) -> pd.DataFrame:
+def _frame(
+    rows: list[tuple[Any, ...]], slug: str, columns: dict[str, _Column], protocol: Protocol
+) -> pd.DataFrame:
     """Build one chunk of the export frame, typed as the whole frame's columns would be."""
-    names = EXPORT_COLUMNS[1:]
+    names = EXPORT_COLUMNS[1:-1]  # the chunk's rows: the judgment's columns and the payload
+    at = {name: names.index(name) for name in ("payload", "question", "value", "presentation")}
+    winners = _winners(
+        protocol,
+        (
+            (r[at["payload"]], r[at["question"]], r[at["value"]], r[at["presentation"]])
+            for r in rows
+        ),
+    )
     frame = pd.DataFrame(rows, columns=names)
     for name, column in columns.items():
         frame[name] = column.values([row[names.index(name)] for row in rows])
     frame.insert(0, "campaign", slug)
+    frame["winner"] = winners
     return frame  # created_at comes as the text judgments_export_frame makes of it
 
 

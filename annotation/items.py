@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from annotation.corpora import Context
+from annotation.datasets.records import Context, DialogueRecord
 from annotation.datasets.selectors import dataset_records
 from annotation.exceptions import InvalidParameters, NotFound
 from annotation.models import Campaign, Dataset
-from annotation.protocols import registry
+from annotation.protocols import DialogueItems, ResponseItems, registry
 from annotation.services import items_add
 from modelhub.backends import Example
 from modelhub.models import ModelEndpoint
@@ -55,9 +55,12 @@ def campaign_items_from_responses(
 ) -> ItemsBuilt:
     """Add the campaign's items for ``contexts`` answered by ``models`` and/or ``responses``.
 
-    ``responses`` (model → context key → text, e.g. from ``corpora.read_responses``) must
+    ``responses`` (model → context key → text, e.g. from ``datasets.readers.read_responses``) must
     answer every context. All or nothing: nothing is added if anything is refused.
     """
+    protocol = registry.get(campaign.protocol)
+    if not isinstance(protocol, ResponseItems):
+        raise InvalidParameters(f"{protocol.title} items are not built from model responses.")
     given = dict(responses or {})
     clash = sorted(set(given) & set(models))
     if clash:
@@ -73,7 +76,6 @@ def campaign_items_from_responses(
     by_model |= model_responses(contexts=contexts, models=models)
     if not by_model:
         raise InvalidParameters("Name at least one model or give a file of responses.")
-    protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)
     examples = [(c.key, list(c.turns)) for c in contexts]
     items, skipped = protocol.items_build(parameters, examples, by_model)
@@ -92,6 +94,9 @@ def campaign_items_from_dataset(
     imported with its ``--source``) can feed one campaign. Import with ``--deidentify`` first
     to label a private source without its names. All or nothing.
     """
+    protocol = registry.get(campaign.protocol)
+    if not isinstance(protocol, DialogueItems):
+        raise InvalidParameters(f"{protocol.title} items are not built from dialogues.")
     found = Dataset.objects.filter(name=dataset).first()
     if found is None:
         raise NotFound(f"No data set {dataset!r}; import it with `import_dataset` first.")
@@ -100,7 +105,19 @@ def campaign_items_from_dataset(
     records = [r for r in dataset_records(found) if not split or r.split == split]
     if not records:
         raise InvalidParameters(f"The data set {dataset!r} has no dialogues in split {split!r}.")
+    return campaign_items_from_dialogues(
+        campaign=campaign, records=records[:limit], prefix=f"{dataset}/"
+    )
+
+
+def campaign_items_from_dialogues(
+    *, campaign: Campaign, records: Sequence[DialogueRecord], prefix: str = ""
+) -> int:
+    """Add the items the campaign's protocol builds from dialogue records (keys: ``prefix``
+    + the dialogue's key); return how many were added. All or nothing."""
     protocol = registry.get(campaign.protocol)
+    if not isinstance(protocol, DialogueItems):
+        raise InvalidParameters(f"{protocol.title} items are not built from dialogues.")
     parameters = protocol.clean_parameters(campaign.parameters)
-    items = protocol.items_from_dialogues(parameters, records[:limit])
-    return items_add(campaign=campaign, items=[(f"{dataset}/{k}", p) for k, p in items])
+    items = protocol.items_from_dialogues(parameters, records)
+    return items_add(campaign=campaign, items=[(f"{prefix}{k}", p) for k, p in items])

@@ -9,9 +9,10 @@ states the conventions:
   Figure 5); "both" and "neither" count in neither side;
 - the sign test is the two-sided exact binomial test of A's wins among decisive judgments;
 - Bradley–Terry counts "both" as half a win each way and leaves "neither" out (it says
-  nothing about which is better; its rate is reported separately); each pair that met gets
-  ``prior`` virtual wins each way, which keeps strengths finite when a model never loses;
-  CIs are percentiles of a bootstrap over items;
+  nothing about which is better; its rate is reported separately); strengths are Firth's
+  penalised estimates, finite and nearly unbiased even when a model never loses (each pair
+  that met may also get ``prior`` virtual wins each way; 0 by default); CIs are Wald
+  intervals from the model's information widened by the design effect of items and raters;
 - strengths are only comparable within a connected component of the comparison graph (models
   as nodes, an edge for every pair with an "a", "b" or "both" judgment): ``bradley_terry``
   refuses data with several components (``DisconnectedComparisons``), and
@@ -20,16 +21,16 @@ states the conventions:
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import binomtest
 
-from annotation.agreement import _resampled_sums
+from annotation import uncertainty
 
 OUTCOMES = ("a", "b", "both", "neither")
 PAIR_COLUMNS = [
@@ -43,6 +44,7 @@ PAIR_COLUMNS = [
     "ratio",
     "sign_test_p",
 ]
+WIN_COLUMNS = ["model_a", "model_b", "decisive", "win_rate", "ci_low", "ci_high", "ci_method"]
 BT_COLUMNS = ["rank", "model", "strength", "ci_low", "ci_high", "n", "win_rate", "neither_rate"]
 
 
@@ -74,7 +76,7 @@ def _canonical(outcomes: pd.DataFrame) -> pd.DataFrame:
     swapped = _lookup(
         outcomes["outcome"], {"a": "b", "b": "a", "both": "both", "neither": "neither"}
     )
-    return pd.DataFrame(
+    canonical = pd.DataFrame(
         {
             "item": outcomes["item"],
             "a": outcomes["a"].where(~flip, outcomes["b"]),
@@ -82,6 +84,9 @@ def _canonical(outcomes: pd.DataFrame) -> pd.DataFrame:
             "outcome": outcomes["outcome"].where(~flip, swapped),
         }
     )
+    if "rater" in outcomes:
+        canonical["rater"] = outcomes["rater"]
+    return canonical
 
 
 def _lookup(values: pd.Series, mapping: dict[Any, Any]) -> pd.Series:
@@ -131,6 +136,52 @@ def _ratio(wins: float, losses: float) -> float:
     if losses:
         return wins / losses
     return np.inf if wins else np.nan
+
+
+def win_rates(outcomes: pd.DataFrame, *, level: float | None = None) -> pd.DataFrame:
+    """Return per model pair the share of decisive judgments won by ``model_a``, with a CI.
+
+    Decisive judgments are "a" or "b" (as in the A:B ratio: win_rate = r / (1 + r)). Items
+    (a context with its two responses, judged by one or more workers) are crossed with the
+    workers, who may judge many items of the pair and prefer one side: the interval is
+    ``uncertainty.crossed_mean``'s for a proportion (docs/statistics.md). Without a ``rater``
+    column every judgment counts as a worker of its own. ``level`` defaults to the report
+    options'; their method "independent" takes every judgment as its own item and worker.
+    """
+    options = uncertainty.report_options()
+    level = options.level if level is None else level
+    if outcomes.empty:
+        return pd.DataFrame(columns=WIN_COLUMNS)
+    data = _canonical(outcomes)
+    data["rater"] = outcomes["rater"] if "rater" in outcomes else np.arange(len(data))
+    if options.method == "independent":
+        data = data.assign(item=np.arange(len(data)), rater=np.arange(len(data)))
+    decisive = data[data["outcome"].isin(["a", "b"])]
+    decisive = decisive.assign(value=(decisive["outcome"] == "a").astype(float), pair=0)
+    rows = []
+    for (a, b), part in decisive.groupby(["a", "b"], sort=True):
+        by_item = part.groupby("item")["value"].agg(["mean", "size"])
+        effects = uncertainty.rater_effects(part, group="pair")
+        est = uncertainty.crossed_mean(
+            by_item["mean"],
+            uncertainty.mean_slopes(part),
+            effects,
+            weights=by_item["size"],
+            level=level,
+            proportion=True,
+        )
+        rows.append(
+            {
+                "model_a": a,
+                "model_b": b,
+                "decisive": len(part),
+                "win_rate": est.value,
+                "ci_low": est.low,
+                "ci_high": est.high,
+                "ci_method": est.method,
+            }
+        )
+    return pd.DataFrame(rows, columns=WIN_COLUMNS)
 
 
 def ratio_matrix(pairs: pd.DataFrame, models: list[str] | None = None) -> pd.DataFrame:
@@ -211,98 +262,96 @@ def _wins(
     return wins
 
 
-def _fit_batch(wins: np.ndarray, *, tol: float = 1e-10, max_iter: int = 10_000) -> np.ndarray:
-    """Fit ``_fit`` on each of a stack of win matrices (B x k x k) at once; return B x k.
+def _information(
+    strength: np.ndarray, games: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return each pair's binomial weight (games x p x q), the Fisher information of the
+    log-strengths and its pseudo-inverse on the mean-0 strengths (the information never
+    sees a shift of all strengths; adding that direction makes it invertible)."""
+    k = len(strength)
+    p = 1.0 / (1.0 + np.exp(strength[None, :] - strength[:, None]))
+    weight = games * p * p.T
+    info = np.diag(weight.sum(axis=1)) - weight
+    centre = np.full((k, k), 1.0 / k)
+    return weight, info, np.linalg.inv(info + centre) - centre
 
-    Every model must have played in every matrix (the prior's virtual wins see to that).
-    Each fit stops at the iteration where its own ``_fit`` would, so the results are
-    ``_fit``'s.
+
+def _fit_firth(wins: np.ndarray, *, tol: float = 1e-10, max_iter: int = 200) -> np.ndarray:
+    """Fit Bradley–Terry by Firth's penalised likelihood; return log-strengths of mean 0.
+
+    The penalty, half the log-determinant of the information (Jeffreys' prior), removes the
+    maximum likelihood's first-order bias and keeps every strength finite, also a model's
+    that never lost. As in logistic regression (Firth 1993; Heinze & Schemper 2002), the
+    penalised score is the plain one on data where each pair gains half its leverage as a
+    win each way; Newton steps on that augmented likelihood reach the penalised maximum.
+    The models of ``wins`` must form one connected comparison graph.
     """
-    games = wins + wins.transpose(0, 2, 1)
-    total = wins.sum(axis=2)
-    p = np.ones(total.shape)
-    active = np.arange(len(p))
+    k = len(wins)
+    games = wins + wins.T
+    strength = np.zeros(k)
+    centre = np.full((k, k), 1.0 / k)
     for _ in range(max_iter):
-        g, q = games[active], p[active]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            denom = np.where(g > 0, g / (q[:, :, None] + q[:, None, :]), 0.0).sum(axis=2)
-        new = total[active] / denom
-        new /= np.exp(np.mean(np.log(new), axis=1))[:, None]
-        converged = np.max(np.abs(np.log(new) - np.log(q)), axis=1) < tol
-        p[active] = new
-        active = active[~converged]
-        if not len(active):
+        weight, _, inverse = _information(strength, games)
+        diagonal = np.diag(inverse)
+        leverage = weight * (diagonal[:, None] + diagonal[None, :] - 2 * inverse)
+        np.fill_diagonal(leverage, 0.0)
+        p = 1.0 / (1.0 + np.exp(strength[None, :] - strength[:, None]))
+        gradient = (wins + leverage / 2).sum(axis=1) - ((games + leverage) * p).sum(axis=1)
+        augmented = (games + leverage) * p * p.T
+        hessian = np.diag(augmented.sum(axis=1)) - augmented
+        step = np.clip(np.linalg.solve(hessian + centre, gradient), -2.0, 2.0)
+        strength = strength + step
+        strength -= strength.mean()
+        if np.max(np.abs(step)) < tol:
             break
-    return np.log(p)
+    return strength
 
 
-# Per-item features (items x cells of the win matrix) above this many elements are not built;
-# the bootstrap then weighs judgments per resample instead.
-_PATTERN_CELLS = 1 << 24
-
-
-def _patterns(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return the distinct rows of ``features`` and each row's index among them, by hashing
-    the rows' bytes (``np.unique(axis=0)`` sorts them, 10x slower at 10^5 items)."""
-    rows = np.ascontiguousarray(features)
-    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    pattern_of, _ = pd.factorize(pd.Series(keys.tolist()))
-    first = np.unique(pattern_of, return_index=True)[1]
-    return rows[first], pattern_of
-
-
-def _bootstrap(
-    item: pd.Series,
-    index_a: np.ndarray,
-    index_b: np.ndarray,
-    score: np.ndarray,
-    virtual: np.ndarray,
-    *,
-    n_boot: int,
-    seed: int,
+def _variances(
+    strength: np.ndarray,
+    games: np.ndarray,
+    judged: tuple[np.ndarray, np.ndarray, np.ndarray],
+    clusters: list[np.ndarray],
+    contrasts: np.ndarray,
 ) -> np.ndarray:
-    """Return ``n_boot`` Bradley–Terry fits (n_boot x k) on resamples of the items.
+    """Return the variance of each contrast (rows of ``contrasts``) of the log-strengths.
 
-    An item adds its judgments' wins to a few cells of the win matrix; items that add the same
-    amounts (the same pair and tally of outcomes) are interchangeable, so a resample is drawn
-    as multiplicities of these patterns (``agreement._resampled_sums``: a multinomial with the
-    observed frequencies has the law of drawing items with replacement) and its win matrix is
-    one product. The fits of a chunk of resamples then run together (``_fit_batch``).
+    The model's variance (the inverse information) is widened by the design effect of
+    ``clusters`` (codes per judgment: items, raters): the ratio of the cluster-robust sandwich
+    variance to the one that takes every judgment as independent, floored at 1. With two
+    clusterings the robust one is Cameron, Gelbach & Miller's two-way sandwich (items +
+    raters - items within raters). Judgments of one item, or by one rater, that agree more
+    than chance widen the interval; the model's own variance stays the base, because a
+    sandwich alone is too small when a model wins almost always (docs/statistics.md).
     """
-    k = len(virtual)
-    draws = np.empty((n_boot, k))
-    if not n_boot:
-        return draws
-    codes, _ = pd.factorize(item.astype(str), sort=True)
-    n_items = int(codes.max()) + 1
-    # Cell i * k + j of the flattened win matrix gains score for (i, j), 1 - score for (j, i).
-    cell = np.concatenate([index_a * k + index_b, index_b * k + index_a])
-    gain = np.concatenate([score, 1.0 - score])
-    used, cell = np.unique(cell, return_inverse=True)
-    rows = np.concatenate([codes, codes])
-    if n_items * len(used) > _PATTERN_CELLS:
-        rng = np.random.default_rng(seed)
-        for r in range(n_boot):
-            weight = np.bincount(rng.integers(0, n_items, n_items), minlength=n_items)
-            flat = np.bincount(cell, weights=weight[rows] * gain, minlength=len(used))
-            wins = np.zeros(k * k)
-            wins[used] = flat
-            draws[r] = _fit(wins.reshape(k, k) + virtual)
-        return draws
-    features = np.bincount(rows * len(used) + cell, weights=gain, minlength=n_items * len(used))
-    patterns, pattern_of = _patterns(features.reshape(n_items, len(used)))
-    batched = bool((virtual + virtual.T > 0).any(axis=1).all())  # every model always plays
-    done = 0
-    for sums in _resampled_sums(patterns, pattern_of, n_boot, seed):
-        wins = np.zeros((len(sums), k * k))
-        wins[:, used] = sums
-        wins = wins.reshape(-1, k, k) + virtual
-        if batched:
-            draws[done : done + len(sums)] = _fit_batch(wins)
-        else:
-            draws[done : done + len(sums)] = [_fit(w) for w in wins]
-        done += len(sums)
-    return draws
+    _, _, inverse = _information(strength, games)
+    model = np.einsum("ci,ij,cj->c", contrasts, inverse, contrasts)
+    if not clusters:
+        return model
+    ia, ib, score = judged
+    residual = score - 1.0 / (1.0 + np.exp(strength[ib] - strength[ia]))
+    # Each judgment's score on the contrasts: (score - p) (e_a - e_b), through I+.
+    lever = contrasts @ inverse  # c x k
+    own = residual[:, None] * (lever[:, ia] - lever[:, ib]).T  # judgments x contrasts
+
+    def sandwich(codes: np.ndarray) -> np.ndarray:
+        groups = int(codes.max()) + 1
+        summed = np.zeros((groups, len(contrasts)))
+        np.add.at(summed, codes, own)
+        # G / (G - 1): the usual small-sample correction of a sandwich over G clusters.
+        return (summed**2).sum(axis=0) * groups / max(groups - 1, 1)
+
+    independent = sandwich(np.arange(len(own)))
+    if len(clusters) == 1:
+        robust = sandwich(clusters[0])
+    else:
+        first, second = clusters
+        both, _ = pd.factorize(pd.Series(first.astype(np.int64) * (int(second.max()) + 1) + second))
+        robust = sandwich(first) + sandwich(second) - sandwich(both)
+        robust = np.maximum(robust, np.maximum(sandwich(first), sandwich(second)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = np.where(independent > 0, robust / independent, 1.0)
+    return model * np.maximum(effect, 1.0)
 
 
 def comparison_components(outcomes: pd.DataFrame) -> list[list[str]]:
@@ -328,16 +377,19 @@ def comparison_components(outcomes: pd.DataFrame) -> list[list[str]]:
     return sorted(groups.values(), key=lambda c: (-len(c), c[0]))
 
 
-def bradley_terry(
-    outcomes: pd.DataFrame, *, prior: float = 0.5, n_boot: int = 1000, seed: int = 0
-) -> pd.DataFrame:
-    """Rank models by Bradley–Terry log-strength (mean 0) with 95% bootstrap CIs over items.
+def bradley_terry(outcomes: pd.DataFrame, *, prior: float = 0.0) -> pd.DataFrame:
+    """Rank models by Bradley–Terry log-strength (mean 0) with design-aware 95% CIs.
 
-    Returns the BT_COLUMNS, best first: ``win_rate`` counts "both" as half a win over all
-    non-"neither" judgments, ``neither_rate`` is the share of "neither" among all of the
-    model's judgments. Raises ``DisconnectedComparisons`` when the comparison graph has
-    several components: their strengths have no common scale, so one ranking of all the
-    models would order the groups arbitrarily (use ``bradley_terry_components``).
+    Strengths are Firth's penalised estimates (``_fit_firth``) on the decided judgments plus
+    ``prior`` virtual wins each way per pair that met (0: none). The CIs are Wald intervals
+    at the report's level from the model's information, widened by the design effect of items
+    and of raters when ``outcomes`` has a ``rater`` column (``_variances``; none under the
+    report option ``method="independent"``). Returns the BT_COLUMNS, best first: ``win_rate``
+    counts "both" as half a win over all non-"neither" judgments, ``neither_rate`` is the
+    share of "neither" among all of the model's judgments. Raises ``DisconnectedComparisons``
+    when the comparison graph has several components: their strengths have no common scale,
+    so one ranking of all the models would order the groups arbitrarily (use
+    ``bradley_terry_components``).
     """
     if prior < 0:
         raise ValueError("the prior must be >= 0")
@@ -346,19 +398,15 @@ def bradley_terry(
     components = comparison_components(outcomes)
     if len(components) > 1:
         raise DisconnectedComparisons(components)
-    data = _canonical(outcomes)
-    models = components[0]
-    return _bradley_terry_connected(data, models, prior=prior, n_boot=n_boot, seed=seed)
+    return _bradley_terry_connected(_canonical(outcomes), components[0], prior=prior)
 
 
-def bradley_terry_components(
-    outcomes: pd.DataFrame, *, prior: float = 0.5, n_boot: int = 1000, seed: int = 0
-) -> list[pd.DataFrame]:
+def bradley_terry_components(outcomes: pd.DataFrame, *, prior: float = 0.0) -> list[pd.DataFrame]:
     """Return one Bradley–Terry ranking per component of the comparison graph, largest first.
 
     Each table is ``bradley_terry`` on that component's judgments alone: log-strengths with
-    mean 0 within the component, ranks from 1, CIs from a bootstrap over its items. A model
-    judged only "neither" gets a one-row table with no strength and no rank.
+    mean 0 within the component, ranks from 1, its own CIs. A model judged only "neither"
+    gets a one-row table with no strength and no rank.
     """
     if prior < 0:
         raise ValueError("the prior must be >= 0")
@@ -366,13 +414,35 @@ def bradley_terry_components(
         return []
     data = _canonical(outcomes)
     return [
-        _bradley_terry_connected(data, component, prior=prior, n_boot=n_boot, seed=seed)
+        _bradley_terry_connected(data, component, prior=prior)
         for component in comparison_components(outcomes)
     ]
 
 
+def bt_estimate(
+    ia: np.ndarray,
+    ib: np.ndarray,
+    score: np.ndarray,
+    *,
+    k: int,
+    prior: float,
+    clusters: list[np.ndarray],
+    contrasts: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the log-strengths of ``k`` connected models and each contrast's variance.
+
+    ``ia``, ``ib`` index the models of each decided judgment, ``score`` is 1 (a won), 0 or
+    0.5 (both); ``clusters`` holds codes per judgment (items, raters) for the design effect
+    (none: the model's variance alone). See ``bradley_terry``; the planner calls it too.
+    """
+    met = _wins(ia, ib, np.ones(len(score)), k) > 0
+    wins = _wins(ia, ib, score, k) + prior * (met | met.T)
+    strength = _fit_firth(wins)
+    return strength, _variances(strength, wins + wins.T, (ia, ib, score), clusters, contrasts)
+
+
 def _bradley_terry_connected(
-    data: pd.DataFrame, models: list[str], *, prior: float, n_boot: int, seed: int
+    data: pd.DataFrame, models: list[str], *, prior: float
 ) -> pd.DataFrame:
     """Fit and rank one connected component, ``models``, from the canonical outcomes
     (see ``bradley_terry``). The fit uses the decided judgments among ``models``; ``n`` and
@@ -380,24 +450,25 @@ def _bradley_terry_connected(
     index = {m: i for i, m in enumerate(models)}
     inside = data["a"].isin(index) & data["b"].isin(index)
     decided = data[inside & (data["outcome"] != "neither")]
-    ia = pd.Index(models).get_indexer(decided["a"]).astype(np.int64)
-    ib = pd.Index(models).get_indexer(decided["b"]).astype(np.int64)
-    score = _lookup(decided["outcome"], {"a": 1.0, "b": 0.0, "both": 0.5}).to_numpy(dtype=float)
     k = len(models)
-    met = _wins(ia, ib, np.ones(len(score)), k) > 0
-    virtual = prior * (met | met.T)
-
     if decided.empty:  # a model judged only "neither": nothing to fit
         point = low = high = np.full(k, np.nan)
-        n_boot = 0
+        score = np.empty(0)
     else:
-        point = _fit(_wins(ia, ib, score, k) + virtual)
-    draws = _bootstrap(decided["item"], ia, ib, score, virtual, n_boot=n_boot, seed=seed)
-    low, high = point, point
-    if n_boot:
-        with warnings.catch_warnings():  # a model absent from a whole draw gives an all-NaN column
-            warnings.simplefilter("ignore", RuntimeWarning)
-            low, high = np.nanpercentile(draws, [2.5, 97.5], axis=0)
+        ia = pd.Index(models).get_indexer(decided["a"]).astype(np.int64)
+        ib = pd.Index(models).get_indexer(decided["b"]).astype(np.int64)
+        score = _lookup(decided["outcome"], {"a": 1.0, "b": 0.0, "both": 0.5}).to_numpy(float)
+        options = uncertainty.report_options()
+        clusters = []
+        if options.method == "design":
+            clusters = [
+                pd.factorize(decided[c].astype(str))[0] for c in ("item", "rater") if c in decided
+            ]
+        point, variances = bt_estimate(
+            ia, ib, score, k=k, prior=prior, clusters=clusters, contrasts=np.eye(k)
+        )
+        z = float(stats.norm.ppf(0.5 + options.level / 2))
+        low, high = point - z * np.sqrt(variances), point + z * np.sqrt(variances)
 
     mine = data[data["a"].isin(index) | data["b"].isin(index)]
     n = pd.concat([mine["a"], mine["b"]]).value_counts()

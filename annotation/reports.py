@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from annotation import agreement
+from annotation import aggregation, agreement, uncertainty
 from annotation.protocols.base import Report
 
 
@@ -24,15 +24,21 @@ def agreement_table(
     level: agreement.Level,
     names: Mapping[str, str] | None = None,
     n_boot: int = 1000,
-    seed: int = 0,
+    seed: int | None = None,
 ) -> pd.DataFrame:
     """Return Krippendorff's alpha with a 95% bootstrap CI (over items) per ``group``.
+
+    The report options (``uncertainty.report_options``) set the level, and the number of
+    resamples and the seed where the caller does not.
 
     ``data`` has columns ``group``, ``item``, ``rater``, ``value``. A group whose alpha is
     undefined (fewer than two ratings on every item, or no variation at all) gets NaN and the
     reason in ``note`` (the agreement module's warning) rather than an error, so a report can
     be built at any time.
     """
+    options = uncertainty.report_options()
+    n_boot = options.n_boot or n_boot
+    seed = options.seed if seed is None else seed
     rows = []
     for group, part in data.groupby("group", sort=True):
         long = part[["item", "rater", "value"]]
@@ -48,12 +54,34 @@ def agreement_table(
         }
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", agreement.AgreementUndefinedWarning)
-            estimate = agreement.krippendorff_alpha_ci(long, level, n_boot=n_boot, seed=seed)
+            estimate = agreement.krippendorff_alpha_ci(
+                long, level, n_boot=n_boot, ci=options.level, seed=seed
+            )
         row.update(alpha=estimate.value, ci_low=estimate.low, ci_high=estimate.high)
         row["note"] = "; ".join(str(w.message) for w in caught)
         rows.append(row)
     columns = ["aspect", "level", "items", "alpha", "ci_low", "ci_high", "note"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def labels_aggregated(votes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
+    """Return each item's label by the report options' ``aggregate``, the raters' table and
+    the method's name.
+
+    ``votes`` has columns ``item``, ``rater``, ``value``. The labels are
+    ``aggregation.labels_aggregate``'s (``label``, ``tied``, ``n_votes`` by item). With
+    Dawid–Skene or MACE the raters' table gives each rater's judgments, their agreement with
+    the majority of the others and the model's estimated ``quality`` (accuracy or
+    competence), lowest first; with the majority vote it is None.
+    """
+    options = uncertainty.report_options()
+    labels, quality = aggregation.labels_aggregate(votes, options.aggregate, seed=options.seed)
+    name = aggregation.AGGREGATE_NAMES[options.aggregate]
+    if quality is None:
+        return labels, None, name
+    raters = aggregation.rater_agreement(votes)[["n_judgments", "agreement"]]
+    raters = raters.join(quality.reindex(raters.index)).sort_values("quality", kind="stable")
+    return labels, raters.rename_axis("rater").reset_index().assign(model=name), name
 
 
 def bar_figure(
@@ -108,13 +136,25 @@ def bar_figure(
     return fig
 
 
-def report_text(report: Report) -> str:
-    """Render a report as plain text for a terminal."""
+def report_text(
+    report: Report, *, max_rows: int | None = None, files: Mapping[str, Path] | None = None
+) -> str:
+    """Render a report as plain text for a terminal.
+
+    A table longer than ``max_rows`` shows its first rows and says how many there are and,
+    from ``files`` (table name -> path), where the whole table was written.
+    """
     out = io.StringIO()
     out.write(f"{report.title}\n{'=' * len(report.title)}\n")
     for name, table in report.tables.items():
         out.write(f"\n[{name}]\n")
-        out.write(table.to_string(index=False, float_format=lambda v: f"{v:.3f}") + "\n")
+        shown = table
+        if max_rows is not None and len(table) > max_rows:
+            shown = table.head(min(10, max_rows))
+        out.write(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}") + "\n")
+        if len(shown) < len(table):
+            where = f": all in {files[name]}" if files and name in files else ""
+            out.write(f"… {len(table) - len(shown)} more of {len(table)} rows{where}\n")
     for note in report.notes:
         out.write(f"\nNote: {note}")
     return out.getvalue() + "\n"
@@ -150,6 +190,7 @@ def report_write(report: Report, out_dir: Path, *, stem: str) -> list[Path]:
 __all__: Sequence[str] = [
     "agreement_table",
     "bar_figure",
+    "labels_aggregated",
     "report_text",
     "report_write",
 ]

@@ -13,11 +13,12 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 from django.db import connections, transaction
-from django.db.models import CharField, Exists, F, Func, OuterRef, QuerySet, TextField
+from django.db.models import CharField, Count, Exists, F, Func, OuterRef, Q, QuerySet, TextField
 from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from annotation.allocation import topup_cap
 from annotation.models import (
     Assignment,
     Campaign,
@@ -25,10 +26,12 @@ from annotation.models import (
     Item,
     Judgment,
     Participation,
+    TrainingAttempt,
+    TrainingItem,
     Utterance,
     Worker,
 )
-from annotation.protocols import Report, registry
+from annotation.protocols import LiveChat, Report, registry
 from annotation.tallies import Tally, campaign_tallies
 
 T = TypeVar("T")
@@ -60,15 +63,26 @@ JUDGMENT_COLUMNS = [
 ]
 
 
+def model_raters(campaign: Campaign) -> set[int]:
+    """Return the ids of the campaign's model raters (LLM judges, ``annotation.judges``), whose
+    judgments every crowd read leaves out: one query over the campaign's assignments."""
+    return set(
+        Assignment.objects.filter(
+            campaign=campaign, worker__provider=Worker.Provider.MODEL
+        ).values_list("worker", flat=True)
+    )
+
+
 def campaign_judgments_frame(campaign: Campaign, *, include_flagged: bool = False) -> pd.DataFrame:
-    """Return the judgments on non-gold items, one row each, with the JUDGMENT_COLUMNS.
+    """Return the crowd's judgments on non-gold items, one row each, with the JUDGMENT_COLUMNS.
 
     Workers appear only by pseudonym (``rater``). Judgments of soft-blocked workers are
-    ``flagged`` and left out unless ``include_flagged``.
+    ``flagged`` and left out unless ``include_flagged``; model raters' (LLM judges) always.
     """
     blocked = Participation.objects.filter(campaign=campaign, soft_blocked=True).values("worker")
     rows = (
         Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+        .exclude(worker__in=model_raters(campaign))
         .annotate(flagged=Exists(blocked.filter(worker=OuterRef("worker"))))
         .order_by("pk")
         .values_list(
@@ -94,8 +108,8 @@ CHUNK_ROWS = 20_000
 def campaign_judgments(
     campaign: Campaign, *, include_flagged: bool = False
 ) -> tuple[QuerySet[Judgment], set[int]]:
-    """Return the campaign's non-gold judgments (soft-blocked workers' left out unless
-    ``include_flagged``) and the ids of its soft-blocked workers."""
+    """Return the crowd's non-gold judgments (soft-blocked workers' left out unless
+    ``include_flagged``, model raters' always) and the ids of its soft-blocked workers."""
     blocked = set(
         Participation.objects.filter(campaign=campaign, soft_blocked=True).values_list(
             "worker", flat=True
@@ -104,6 +118,9 @@ def campaign_judgments(
     judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
     if not include_flagged and blocked:
         judgments = judgments.exclude(worker__in=blocked)
+    models = model_raters(campaign)
+    if models:
+        judgments = judgments.exclude(worker__in=models)
     return judgments, blocked
 
 
@@ -321,6 +338,7 @@ def campaign_progress(campaign: Campaign) -> Progress:
     tally = campaign_tallies([campaign.pk], now=timezone.now()).get(campaign.pk, Tally())
     workers = (
         Assignment.objects.filter(campaign=campaign)
+        .exclude(worker__provider=Worker.Provider.MODEL)
         .filter(Exists(Judgment.objects.filter(assignment=OuterRef("pk"))))
         .values("worker")
         .distinct()
@@ -343,6 +361,7 @@ DIALOGUE_COLUMNS = [
     "utterances",
     "words",
     "pastes",
+    "ratings",
 ]
 
 
@@ -352,7 +371,7 @@ def campaign_dialogues_frame(campaign: Campaign) -> pd.DataFrame:
     ``utterances`` and ``words`` count the turns and their words; ``pastes`` the paste events
     the page recorded while they were written; ``opened_by`` is who said an interactive SSA
     chat's opener (empty for other chats and for chats stored before it was recorded:
-    those were opened by the bot).
+    those were opened by the bot); ``ratings`` its closing ratings (None if none were asked).
     """
     counts: dict[int, list[int]] = {}
     for dialogue_id, text, signals in Utterance.objects.filter(
@@ -366,18 +385,119 @@ def campaign_dialogues_frame(campaign: Campaign) -> pd.DataFrame:
         (d.key, d.status, d.flagged, list(d.flags), d.emotion, d.situation_id)
         + (str(d.metadata.get("model", "")), str(d.metadata.get("opened_by", "")))
         + tuple(counts.get(d.pk, [0, 0, 0]))
+        + (d.metadata.get("ratings"),)
         for d in Dialogue.objects.filter(campaign=campaign).order_by("pk")
     ]
     return pd.DataFrame(rows, columns=DIALOGUE_COLUMNS)
 
 
+@dataclass(frozen=True)
+class Replacements:
+    """The top-up's account (allocation.items_reopen): item slots whose judgment stopped
+    counting, how many of them other workers filled since, and the re-opened slots and cap."""
+
+    excluded: int
+    replaced: int
+    reopened: int
+    cap: int
+
+
+def campaign_replacements(campaign: Campaign) -> Replacements:
+    """Count the excluded (soft-blocked or withdrawn) workers' judged items and their
+    replacements: on an item with ``e`` excluded and ``v`` valid workers, the valid ones
+    beyond the ``redundancy - e`` the item would have had without them, at most ``e``."""
+    excluded = set(
+        Participation.objects.filter(campaign=campaign, soft_blocked=True).values_list(
+            "worker", flat=True
+        )
+    )
+    counts: dict[int, list[int]] = {}
+    if excluded:
+        pairs = (
+            Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+            .exclude(worker__in=model_raters(campaign))
+            .order_by()  # Meta.ordering would make each judgment distinct
+            .values_list("item", "worker")
+            .distinct()
+        )
+        for item_id, worker_id in pairs:
+            counts.setdefault(item_id, [0, 0])[worker_id in excluded] += 1
+    r = campaign.redundancy
+    hit = [(v, e) for v, e in counts.values() if e]
+    replaced = sum(min(e, max(0, min(v, r) - (r - e))) for v, e in hit)
+    return Replacements(
+        excluded=sum(e for _, e in hit),
+        replaced=replaced,
+        reopened=campaign.topup_reopened,
+        cap=topup_cap(campaign),
+    )
+
+
 def campaign_report(campaign: Campaign) -> Report:
     """Build the campaign's report with its protocol, from every judgment stored so far
-    (and, for live chat protocols, every conversation)."""
+    (and, for live chat protocols, every conversation); a note accounts for the judgments
+    of excluded workers and their replacements."""
     protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)
     items = campaign_items_frame(campaign, keys=protocol.report_payload_keys)
     report = protocol.report(parameters, items, campaign_report_judgments_frame(campaign))
-    if protocol.live_chat:
+    if isinstance(protocol, LiveChat):
         protocol.report_dialogues(parameters, report, campaign_dialogues_frame(campaign))
+    topup = campaign_replacements(campaign)
+    if topup.excluded or topup.reopened:
+        report.notes.append(
+            f"Top-up: {topup.excluded} judged items of excluded workers (soft-blocked or "
+            f"withdrawn) are left out; {topup.replaced} of them were replaced by other "
+            f"workers ({topup.reopened} item slots re-opened, cap {topup.cap})."
+        )
     return report
+
+
+@dataclass(frozen=True)
+class TrainingItemStats:
+    """One training item: how often it was answered, and answered as expected."""
+
+    key: str
+    answered: int
+    expected: int
+
+    @property
+    def share(self) -> float | None:
+        return self.expected / self.answered if self.answered else None
+
+
+@dataclass(frozen=True)
+class TrainingSummary:
+    """Where a campaign's workers stand in its training (docs/protocols.md, "Training")."""
+
+    passed: int  # workers whose attempt here passed
+    failed: int  # workers who used every attempt without passing
+    training: int  # workers with an attempt under way or one left to start
+    items: list[TrainingItemStats]
+
+
+def training_summary(campaign: Campaign) -> TrainingSummary | None:
+    """Return the campaign's training numbers (two queries), or None without training."""
+    if not campaign.training_size:
+        return None
+    tried: dict[int, list[bool | None]] = {}
+    rows = TrainingAttempt.objects.filter(campaign=campaign).values_list("worker", "passed")
+    for worker, outcome in rows:
+        tried.setdefault(worker, []).append(outcome)
+    passed = sum(True in outcomes for outcomes in tried.values())
+    failed = sum(outcomes.count(False) >= campaign.training_attempts for outcomes in tried.values())
+    items = (
+        TrainingItem.objects.filter(campaign=campaign)
+        .order_by("position")
+        .annotate(
+            n_answered=Count("answers"),
+            n_expected=Count("answers", filter=Q(answers__correct=True)),
+        )
+        .values_list("key", "n_answered", "n_expected")
+    )
+    return TrainingSummary(
+        passed=passed,
+        failed=failed,
+        training=len(tried) - passed - failed,
+        items=[TrainingItemStats(*row) for row in items],
+    )

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from annotation.exceptions import AnnotationError
+from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.models import Campaign, Item, Lease, Worker
-from annotation.protocols import registry
+from annotation.protocols import Simulated, registry
 from annotation.protocols.base import Reliability
 from annotation.providers import Arrival
 from annotation.services import judgment_submit, presentation_seed, worker_visit
@@ -79,6 +79,8 @@ def crowd_run(
     """
     rng = random.Random(seed)
     protocol = registry.get(campaign.protocol)
+    if not isinstance(protocol, Simulated):
+        raise InvalidParameters(f"{protocol.title}: the simulated crowd cannot answer it.")
     parameters = protocol.clean_parameters(campaign.parameters)
     crowd = list(workers)
     run = CrowdRun(items_judged={w.external_id: 0 for w in crowd})

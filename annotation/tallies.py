@@ -35,7 +35,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from annotation.models import Campaign, CampaignTally, Item, Judgment
+from annotation.models import Campaign, CampaignTally, Item, Judgment, Worker
 from annotation.models.tallies import TALLY_SHARDS
 
 HOUR = timedelta(hours=1)
@@ -77,6 +77,46 @@ def tally_add(
             sql,
             [campaign_id, adapt(hour_of(now)), worker_id % TALLY_SHARDS, level, judgments, at, at],
         )
+
+
+def tallies_add(
+    *, campaign_id: int, pairs: Sequence[tuple[int, int, int, datetime, datetime]]
+) -> None:
+    """Count many (item, worker) pairs stored at once (an import of judgments,
+    ``services.imports``) as ``tally_add`` once per pair would, with the same rules and the
+    same caller's locks: ``pairs`` are (worker id, level, judgments, first and last stored
+    time of its rows); one UPSERT per (hour, shard, level) they fall in.
+    """
+    groups: dict[tuple[datetime, int, int], list[Any]] = {}
+    for worker_id, level, judgments, first, last in pairs:
+        if level < 1 or judgments < 0:
+            raise ValueError(
+                f"A tallied pair has level >= 1 and judgments >= 0: {level}, {judgments}"
+            )
+        key = (hour_of(first), worker_id % TALLY_SHARDS, level)
+        group = groups.setdefault(key, [0, 0, first, last])
+        group[0] += 1
+        group[1] += judgments
+        group[2], group[3] = min(group[2], first), max(group[3], last)
+    table = CampaignTally._meta.db_table
+    adapt = connection.ops.adapt_datetimefield_value
+    least, greatest = ("LEAST", "GREATEST") if connection.vendor == "postgresql" else ("MIN", "MAX")
+    sql = f"""
+        INSERT INTO {table} (campaign_id, hour, shard, level, pairs, judgments, first_at, last_at)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+        ON CONFLICT (campaign_id, hour, shard, level) DO UPDATE SET
+            pairs = {table}.pairs + EXCLUDED.pairs,
+            judgments = {table}.judgments + EXCLUDED.judgments,
+            first_at = {least}({table}.first_at, EXCLUDED.first_at),
+            last_at = {greatest}({table}.last_at, EXCLUDED.last_at)
+    """  # noqa: S608 -- the table name comes from the model, values are parameters
+    rows = [
+        [campaign_id, adapt(hour), shard, level, n, judgments, adapt(first), adapt(last)]
+        for (hour, shard, level), (n, judgments, first, last) in sorted(groups.items())
+    ]
+    if rows:
+        with connection.cursor() as cursor:
+            cursor.executemany(sql, rows)
 
 
 @dataclass(frozen=True)
@@ -150,10 +190,11 @@ def tallies_rebuild(campaign_ids: Sequence[int] | None = None) -> int:
     during the rebuild may be counted twice or not at all. A pair's level is its rank among
     the item's workers by their first judgment. Returns the number of tally rows written.
     """
-    tally, judgment, item = (
+    tally, judgment, item, worker = (
         CampaignTally._meta.db_table,
         Judgment._meta.db_table,
         Item._meta.db_table,
+        Worker._meta.db_table,
     )
     only, params = "", list(campaign_ids or [])
     if campaign_ids is not None:
@@ -179,6 +220,7 @@ def tallies_rebuild(campaign_ids: Sequence[int] | None = None) -> int:
                        MIN(j.created_at) AS first, MAX(j.created_at) AS last
                 FROM {judgment} j JOIN {item} i ON i.id = j.item_id
                 WHERE i.gold IS NULL {only}
+                  AND j.worker_id NOT IN (SELECT id FROM {worker} WHERE provider = 'model')
                 GROUP BY i.campaign_id, j.item_id, j.worker_id
             ) p
         ) q

@@ -6,8 +6,10 @@ from celery import shared_task
 from annotation.allocation import leases_purge_expired
 from annotation.chat.bot import bot_turn_run
 from annotation.chat.empathetic import chats_sweep
+from annotation.judges.tasks import judge_job_run  # noqa: F401 (registers the judge task)
 from annotation.payments import publications_sync
 from annotation.services import assignments_abandon_stale
+from annotation.steering import plan_refresh
 
 
 @shared_task(soft_time_limit=120, time_limit=150)
@@ -37,3 +39,11 @@ def chat_bot_turn(dialogue_id: int, index: int, attempt: str | None = None) -> d
     worker is told at once and may ask again.
     """
     return bot_turn_run(dialogue_id=dialogue_id, index=index, attempt=attempt)
+
+
+@shared_task(soft_time_limit=240, time_limit=300)
+def adaptive_plan_refresh(campaign_id: int) -> dict[str, int]:
+    """Recompute an adaptive campaign's plan of pairs and items (idempotent: the latest
+    judgments win); enqueued by allocation when the plan is due (annotation.steering)."""
+    plan = plan_refresh(campaign_id=campaign_id)
+    return {"pairs": len(plan.pairs) if plan else 0, "judged": plan.judged if plan else 0}

@@ -43,6 +43,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+from evalsite.env import tasks_inline_unless_brokered  # noqa: E402
+
+tasks_inline_unless_brokered()  # a command-line process, like manage.py
 
 
 @dataclass
@@ -213,6 +216,13 @@ def _campaign(delay: float) -> str:
         name="bench/chat.py",
         protocol="ssa_interactive",
         parameters={"models": [name], "heartbeat_s": 120, "conversations_per_model": 100_000},
+        # Every simulated worker sends from this one address: lift the limits per address.
+        controls={
+            "open_links": True,
+            "open_arrivals_per_address": 100_000,
+            "rate_per_ip": 1_000_000,
+            "rate_per_worker": 100_000,
+        },
     )
     campaign_set_status(campaign=campaign, status="live")
     return slug

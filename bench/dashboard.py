@@ -33,6 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+from evalsite.env import tasks_inline_unless_brokered  # noqa: E402
+
+tasks_inline_unless_brokered()  # a command-line process, like manage.py
 TMP = Path(tempfile.mkdtemp(prefix="bench-dashboard-"))
 os.environ.setdefault("DATABASE_URL", f"sqlite:///{TMP / 'bench.sqlite3'}")
 os.environ.setdefault("EVALSITE_DATA_DIR", str(TMP / "var"))

@@ -60,6 +60,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+from evalsite.env import tasks_inline_unless_brokered  # noqa: E402
+
+tasks_inline_unless_brokered()  # a command-line process, like manage.py
 
 FORM = re.compile(r'<form method="post" action="([^"]+)"[^>]*id="answer-form"')
 HIDDEN = re.compile(r'<input type="hidden" name="(token|item)" value="([^"]*)">')
@@ -220,8 +223,19 @@ def campaign_make(slug: str, size: int, redundancy: int):
     from annotation.models import Campaign
     from annotation.services import campaign_create, campaign_set_status, items_add
 
+    # Open links, and every simulated worker may start from this one address.
     campaign = campaign_create(
-        slug=slug, name=f"Load test {slug}", protocol="likert", redundancy=redundancy
+        slug=slug,
+        name=f"Load test {slug}",
+        protocol="likert",
+        redundancy=redundancy,
+        # Every simulated worker sends from this one address: lift the limits per address.
+        controls={
+            "open_links": True,
+            "open_arrivals_per_address": 100_000,
+            "rate_per_ip": 1_000_000,
+            "rate_per_worker": 100_000,
+        },
     )
     batch = 10_000
     for start in range(0, size, batch):

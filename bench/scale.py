@@ -35,6 +35,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+from evalsite.env import tasks_inline_unless_brokered  # noqa: E402
+
+tasks_inline_unless_brokered()  # a command-line process, like manage.py
 
 PROTOCOLS = ("pairwise", "likert")
 FORMATS = ("parquet", "csv", "jsonl")

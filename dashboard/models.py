@@ -61,3 +61,40 @@ class Job(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class Draft(models.Model):
+    """What the launch wizard keeps of a draft campaign beyond the campaign row itself.
+
+    The draft campaign (status DRAFT) holds the protocol, parameters and settings; this row
+    holds the rest, so that any web process continues the wizard where another left it: an
+    upload waiting for registered models to answer its contexts. ``state`` is small and read
+    by every poll (``{"pending": {"jobs": [...], "contexts": n, "models": [...]}}``);
+    ``upload`` is the upload's checked records as JSON text, read only when they are added.
+    Writers hold the row lock (``dashboard.drafts.store.draft_locked``); rows untouched for
+    ``DRAFT_KEPT_FOR`` and rows of campaigns no longer drafts are deleted by housekeeping.
+    """
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="wizard_draft")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="wizard_drafts",
+        help_text="The researcher who owns the draft campaign.",
+    )
+    state = models.JSONField(default=dict, blank=True)
+    # Text, not jsonb: the records keep their order, and PostgreSQL's jsonb refuses a
+    # "\u0000" that an uploaded file may hold.
+    upload = models.TextField(
+        blank=True, help_text="The checked records of the upload waiting for models (JSON)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"wizard draft of {self.campaign_id}"

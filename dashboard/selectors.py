@@ -23,8 +23,19 @@ from django.db.models import Count, F, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from annotation.models import Assignment, Campaign, Dialogue, Item, Judgment, Payment, Utterance
+from annotation.models import (
+    Assignment,
+    Campaign,
+    Dialogue,
+    Item,
+    Judgment,
+    Payment,
+    Utterance,
+    Worker,
+)
 from annotation.tallies import HOUR, Tally, campaign_tallies
+from dashboard import glossary
+from dashboard.glossary import Column
 from dashboard.models import Job
 
 # A worker counts as active when their assignment saw activity this recently.
@@ -127,13 +138,13 @@ def _chat_target(campaign: Campaign) -> int | None:
     Interactive SSA wants ``conversations_per_model`` for each of its models; ED collection
     sets no number (0: the page shows the conversations held, without a bar's end).
     """
-    from annotation.protocols import registry
+    from annotation.protocols import LiveChat, registry
 
     try:
         protocol = registry.get(campaign.protocol)
     except KeyError:
         return None
-    if not getattr(protocol, "live_chat", False):
+    if not isinstance(protocol, LiveChat):
         return None
     parameters = campaign.parameters if isinstance(campaign.parameters, dict) else {}
     per_model, models = parameters.get("conversations_per_model"), parameters.get("models")
@@ -321,6 +332,7 @@ def spot_checks(
     rng = random.Random(seed)
     top = list(
         Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+        .exclude(worker__provider=Worker.Provider.MODEL)  # people's work only
         .values("worker", "worker__pseudonym")
         .annotate(n=Count("item", distinct=True))
         .order_by("-n", "worker__pseudonym")[:workers]
@@ -385,8 +397,8 @@ def spot_checks(
 class QualityTable:
     """The snapshot's worker-quality table as the page shows it: who needs a look first."""
 
-    columns: list[str]
-    rows: list[tuple[str, list[Any]]]  # (pseudonym, the cells after worker_id)
+    columns: list[Column]
+    rows: list[tuple[str, list[tuple[str, Any]]]]  # (pseudonym, (column, cell) after worker_id)
     total: int
 
 
@@ -412,7 +424,81 @@ def quality_table(snapshot: Job | None, *, limit: int | None = 50) -> QualityTab
     shown = rows if limit is None else rows[:limit]
     keep = [i for i, name in enumerate(columns) if name != "worker_id"]
     return QualityTable(
-        columns=[columns[i] for i in keep],
-        rows=[(r[at["pseudonym"]], [r[i] for i in keep]) for r in shown],
+        columns=glossary.columns([columns[i] for i in keep]),
+        rows=[(r[at["pseudonym"]], [(columns[i], r[i]) for i in keep]) for r in shown],
         total=len(rows),
     )
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """One table of the report snapshot with readable headers; the files keep the raw names."""
+
+    name: str
+    title: str
+    columns: list[Column]
+    rows: list[list[tuple[str, Any]]]  # (column name, value): the cell filter formats by column
+
+
+def report_tables(snapshot: Job | None) -> list[ReportTable]:
+    """Return the snapshot's report tables as the page shows them."""
+    tables = (snapshot.result.get("tables") if snapshot else None) or {}
+    shown = []
+    for name, table in tables.items():
+        names = [str(c) for c in table.get("columns", [])]
+        shown.append(
+            ReportTable(
+                name=name,
+                title=name.replace("_", " ").capitalize(),
+                columns=glossary.columns(names),
+                rows=[list(zip(names, row, strict=False)) for row in table.get("rows", [])],
+            )
+        )
+    return shown
+
+
+def report_glossary(snapshot: Job | None) -> list[Column]:
+    """The glossary of every column the snapshot's tables and worker table show."""
+    result = snapshot.result if snapshot else {}
+    names = [
+        str(c)
+        for table in [*(result.get("tables") or {}).values(), result.get("quality") or {}]
+        for c in table.get("columns", [])
+        if c != "worker_id"
+    ]
+    return glossary.entries(names)
+
+
+@dataclass(frozen=True)
+class CodeMatch:
+    """An assignment whose completion code a worker (or a provider's list) quoted."""
+
+    assignment: Assignment
+    pseudonym: str
+    provider: str
+    external_id: str
+
+
+CODE_MATCHES_SHOWN = 20
+
+
+def completion_lookup(campaign: Campaign, code: str) -> list[CodeMatch]:
+    """Return the campaign's assignments with completion code ``code`` (case and surrounding
+    spaces ignored), newest first; at most ``CODE_MATCHES_SHOWN``."""
+    code = code.strip()
+    if not code:
+        return []
+    found = (
+        Assignment.objects.filter(campaign=campaign, completion_code__iexact=code)
+        .select_related("worker")
+        .order_by("-accepted_at", "-pk")[:CODE_MATCHES_SHOWN]
+    )
+    return [
+        CodeMatch(
+            assignment=a,
+            pseudonym=a.worker.pseudonym,
+            provider=a.worker.provider,
+            external_id=a.worker.external_id,
+        )
+        for a in found
+    ]

@@ -39,12 +39,13 @@ from annotation.models import (
 from annotation.payments.ledger import audit_add
 from annotation.payments.review import assignment_approve, assignment_reject, bonus_pay
 from annotation.payments.workers import worker_block
-from annotation.protocols import registry
+from annotation.protocols import DialogueItems, registry
 from annotation.quality import worker_quality, worker_soft_block
 from annotation.reports import report_write
 from annotation.selectors import campaign_report
-from annotation.services import assignment_set_status
+from annotation.services import assignment_set_status, worker_forget
 from dashboard.models import Job
+from webhooks import events as webhook_events
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "judgments": exports.FORMATS,
     "dialogues": tuple(WRITERS),
 }
-WORKER_ACTIONS: tuple[str, ...] = ("approve", "reject", "soft_block", "bonus", "block")
+WORKER_ACTIONS: tuple[str, ...] = ("approve", "reject", "soft_block", "bonus", "block", "forget")
 
 
 # --- jobs -----------------------------------------------------------------------------------
@@ -107,8 +108,7 @@ def _has_dialogues(campaign: Campaign) -> bool:
     except KeyError:
         return False
     return (
-        hasattr(protocol, "labeled_dialogues")
-        or Dialogue.objects.filter(campaign=campaign).exists()
+        isinstance(protocol, DialogueItems) or Dialogue.objects.filter(campaign=campaign).exists()
     )
 
 
@@ -175,6 +175,7 @@ def job_run(job_id: int) -> bool:
         files=files,
         finished_at=timezone.now(),
     )
+    webhook_events.job_done(job)
     if job.kind == Job.Kind.REPORT:
         _reports_prune(job)
     return True
@@ -201,15 +202,22 @@ def jobs_expire(*, now: datetime | None = None) -> int:
     )
 
 
+# Report snapshots kept per campaign: the newest counts, and the one before it stays so that a
+# page which loaded it just before the newest finished can still fetch its figures.
+REPORTS_KEPT = 2
+
+
 def _reports_prune(newest: Job) -> None:
-    """Delete the campaign's older report snapshots and their files: only the newest counts,
-    and a page left open on a live campaign builds one every few minutes."""
-    older = Job.objects.select_related("campaign").filter(
+    """Delete the campaign's older report snapshots and their files (a page left open on a live
+    campaign builds one every few minutes), all but the ``REPORTS_KEPT`` newest."""
+    finished = Job.objects.select_related("campaign").filter(
         campaign=newest.campaign_id,
         kind=Job.Kind.REPORT,
         status__in=[Job.Status.DONE, Job.Status.FAILED],
-        pk__lt=newest.pk,
+        pk__lte=newest.pk,
     )
+    kept = list(finished.order_by("-pk").values_list("pk", flat=True)[:REPORTS_KEPT])
+    older = finished.exclude(pk__in=kept)
     for job in older:
         shutil.rmtree(job.directory, ignore_errors=True)
     older.delete()
@@ -232,7 +240,11 @@ Progress = Callable[[float, str], None]
 
 def _report_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str]]:
     campaign = job.campaign
-    judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True).count()
+    judgments = (
+        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+        .exclude(worker__provider=Worker.Provider.MODEL)  # the judges' are reported apart
+        .count()
+    )
     progress(0.1, f"Aggregating {judgments} judgments…")
     report = campaign_report(campaign)
     progress(0.6, "Worker quality…")
@@ -333,6 +345,32 @@ def _submitted(campaign: Campaign, worker: Worker) -> list[Assignment]:
     )
 
 
+# Actions the dashboard carries out only after a confirmation step.
+CONFIRMED_ACTIONS: tuple[str, ...] = ("reject", "block", "forget")
+
+
+def worker_act_check(
+    *, campaign: Campaign, pseudonym: str, action: str, reason: str = ""
+) -> Worker:
+    """Check what ``worker_act`` checks before acting (the action, the worker, a reason where
+    one is needed); return the worker. The confirmation page asks only after this passes."""
+    if action not in WORKER_ACTIONS:
+        raise InvalidParameters(
+            f"Unknown action {action!r}; use one of {', '.join(WORKER_ACTIONS)}."
+        )
+    worker = Worker.objects.filter(pseudonym=pseudonym).first()
+    if worker is None or not (
+        Judgment.objects.filter(worker=worker, item__campaign=campaign).exists()
+        or Assignment.objects.filter(worker=worker, campaign=campaign).exists()
+    ):
+        raise NotFound(f"No worker {pseudonym!r} in this campaign.")
+    if action == "reject" and not reason.strip():
+        raise InvalidParameters("A rejection needs feedback for the worker.")
+    if action == "block" and not reason.strip():
+        raise InvalidParameters("A block needs a reason.")
+    return worker
+
+
 def worker_act(
     *,
     campaign: Campaign,
@@ -348,16 +386,7 @@ def worker_act(
     campaign's publication on the worker's provider; a campaign published nowhere (a demo,
     a lab run) is reviewed here alone. Everything lands in the AuditLog.
     """
-    if action not in WORKER_ACTIONS:
-        raise InvalidParameters(
-            f"Unknown action {action!r}; use one of {', '.join(WORKER_ACTIONS)}."
-        )
-    worker = Worker.objects.filter(pseudonym=pseudonym).first()
-    if worker is None or not (
-        Judgment.objects.filter(worker=worker, item__campaign=campaign).exists()
-        or Assignment.objects.filter(worker=worker, campaign=campaign).exists()
-    ):
-        raise NotFound(f"No worker {pseudonym!r} in this campaign.")
+    worker = worker_act_check(campaign=campaign, pseudonym=pseudonym, action=action, reason=reason)
     reason = reason.strip()
     if action == "approve":
         return _review(campaign, worker, actor, reason, approve=True)
@@ -382,6 +411,11 @@ def worker_act(
             return f"{pseudonym} was already blocked; nothing changed."
         worker_block(worker=worker, reason=reason, actor=actor, campaign=campaign)
         return f"{pseudonym} is blocked on {worker.provider} and here."
+    if action == "forget":  # a withdrawal asked of the researcher: erasure, by the policy
+        done = worker_forget(worker=worker, actor=actor, campaign=campaign)
+        return (
+            f"{pseudonym} was already forgotten." if done.already else f"{pseudonym} is forgotten."
+        )
     payment = bonus_pay(campaign=campaign, worker=worker, amount=amount, reason=reason, actor=actor)
     return f"Bonus of {payment.amount:.2f} to {pseudonym}: {payment.status}."
 

@@ -1,8 +1,10 @@
-"""Celery tasks of the dashboard: report builds and exports (progress in ``Job``)."""
+"""Celery tasks of the dashboard: report builds and exports (progress in ``Job``), and its
+housekeeping."""
 
 from celery import shared_task
 
 from dashboard import services
+from dashboard.drafts import drafts_expire
 
 
 @shared_task(name="dashboard.tasks.job_run")
@@ -12,6 +14,7 @@ def job_run(job_id: int) -> bool:
 
 
 @shared_task(name="dashboard.tasks.jobs_expire")
-def jobs_expire() -> int:
-    """Mark jobs that stopped without finishing (killed, past the time limit) failed."""
-    return services.jobs_expire()
+def jobs_expire() -> dict[str, int]:
+    """The dashboard's housekeeping (beat, every 5 minutes): mark jobs that stopped without
+    finishing (killed, past the time limit) failed, and delete the wizard's stale drafts."""
+    return {"jobs_failed": services.jobs_expire(), "drafts_expired": drafts_expire()}

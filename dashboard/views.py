@@ -6,7 +6,9 @@ Every view is staff only (``staff_required``) and sees only the user's campaigns
 
 from __future__ import annotations
 
+import csv
 import mimetypes
+from collections.abc import Callable
 from pathlib import Path
 
 from django.contrib import messages
@@ -15,8 +17,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.exceptions import AnnotationError
-from dashboard import selectors, services
+from annotation.campaign_settings import BONUS
+from annotation.exceptions import AnnotationError, InvalidParameters
+from annotation.models import Campaign
+from annotation.payments import worker_links
+from annotation.selectors import training_summary
+from dashboard import controls, review, selectors, services
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.models import Job
 
@@ -37,6 +43,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
     snapshot = selectors.report_latest(campaign)
     if services.report_refresh_due(campaign, snapshot, row.judgments):
         services.job_start(campaign=campaign, kind=Job.Kind.REPORT, user=request.user)
+    code = request.GET.get("code", "").strip()[:64]
     context = {
         "campaign": campaign,
         "row": row,
@@ -48,7 +55,15 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         ),
         "exports": services.EXPORTS,
         "actions": services.WORKER_ACTIONS,
+        "bonus_max": BONUS.high,
+        "tables": selectors.report_tables(snapshot),
+        "glossary": selectors.report_glossary(snapshot),
+        "status_actions": controls.status_actions(campaign),
+        "code": code,
+        "training": training_summary(campaign),
     }
+    if code:
+        context["code_matches"] = selectors.completion_lookup(campaign, code)
     return render(request, "dashboard/campaign_detail.html", context)
 
 
@@ -141,19 +156,167 @@ def job_file(request: HttpRequest, slug: str, job_id: int, name: str) -> FileRes
 
 @require_POST
 @staff_required
-def worker_action(request: HttpRequest, slug: str) -> HttpResponse:
+def worker_links_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """Download personal signed links (CSV worker_id,link) for the ids typed and/or a number
+    of new random ids: what a local study without open links sends its workers."""
     campaign = campaign_for(request.user, slug)
+    count_text = request.POST.get("count", "").strip() or "0"
     try:
-        summary = services.worker_act(
+        if not count_text.isascii() or not count_text.isdigit():
+            raise InvalidParameters("The number of new links must be a whole number ≥ 0.")
+        links = worker_links(
             campaign=campaign,
-            pseudonym=request.POST.get("worker", ""),
-            action=request.POST.get("action", ""),
-            actor=request.user.get_username(),
-            reason=request.POST.get("reason", ""),
-            amount=request.POST.get("amount", ""),
+            worker_ids=request.POST.get("workers", "").split(),
+            count=int(count_text),
+            base_url=request.build_absolute_uri("/").rstrip("/"),
         )
+    except AnnotationError as exc:
+        messages.error(request, exc.message)
+        return redirect(reverse("dashboard:campaign", args=[campaign.slug]) + "#links")
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-links.csv"'
+    writer = csv.writer(response, lineterminator="\n")
+    writer.writerow(["worker_id", "link"])
+    writer.writerows(links)
+    return response
+
+
+def _back(campaign: Campaign, anchor: str) -> HttpResponse:
+    return redirect(reverse("dashboard:campaign", args=[campaign.slug]) + anchor)
+
+
+def _act(
+    request: HttpRequest, campaign: Campaign, anchor: str, action: Callable[[], str]
+) -> HttpResponse:
+    """Carry out one dashboard action: show its summary, or why it was refused (nothing
+    changed), then go back to the page's section ``anchor``."""
+    try:
+        summary = action()
     except AnnotationError as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, summary)
-    return redirect(reverse("dashboard:campaign", args=[campaign.slug]) + "#workers")
+    return _back(campaign, anchor)
+
+
+@require_POST
+@staff_required
+def worker_action(request: HttpRequest, slug: str) -> HttpResponse:
+    """Act on one worker; a reject or block first shows a confirmation page (no JavaScript
+    needed): its form posts the same fields again with ``confirmed=1``."""
+    campaign = campaign_for(request.user, slug)
+    action = request.POST.get("action", "")
+    if action in services.CONFIRMED_ACTIONS and request.POST.get("confirmed") != "1":
+        try:
+            worker = services.worker_act_check(
+                campaign=campaign,
+                pseudonym=request.POST.get("worker", ""),
+                action=action,
+                reason=request.POST.get("reason", ""),
+            )
+        except AnnotationError as exc:
+            messages.error(request, str(exc))
+            return _back(campaign, "#workers")
+        context = {"campaign": campaign, "worker": worker, "action": action}
+        context["reason"] = request.POST.get("reason", "").strip()
+        return render(request, "dashboard/confirm.html", context)
+    return _act(
+        request,
+        campaign,
+        "#workers",
+        lambda: services.worker_act(
+            campaign=campaign,
+            pseudonym=request.POST.get("worker", ""),
+            action=action,
+            actor=request.user.get_username(),
+            reason=request.POST.get("reason", ""),
+            amount=request.POST.get("amount", ""),
+        ),
+    )
+
+
+@require_POST
+@staff_required
+def workers_approve(request: HttpRequest, slug: str) -> HttpResponse:
+    """Approve the ticked workers' submitted work, or (``scope=all``) everyone's."""
+    campaign = campaign_for(request.user, slug)
+    everyone = request.POST.get("scope") == "all"
+    return _act(
+        request,
+        campaign,
+        "#workers",
+        lambda: review.workers_approve(
+            campaign=campaign,
+            pseudonyms=None if everyone else request.POST.getlist("workers"),
+            actor=request.user.get_username(),
+        ),
+    )
+
+
+@require_POST
+@staff_required
+def campaign_review(request: HttpRequest, slug: str) -> HttpResponse:
+    """Review by quality control on every publication (``campaign_review``): first a page
+    with what it would do, then (``confirmed=1``) the review itself."""
+    campaign = campaign_for(request.user, slug)
+    try:
+        if request.POST.get("confirmed") != "1":
+            plan = review.campaign_review_plan(campaign=campaign)
+            context = {"campaign": campaign, "plan": plan}
+            return render(request, "dashboard/review_confirm.html", context)
+        summary = review.campaign_review_run(campaign=campaign, actor=request.user.get_username())
+    except AnnotationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, summary)
+    return _back(campaign, "#workers")
+
+
+@require_POST
+@staff_required
+def bonuses_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    """Pay the bonuses of a CSV file (worker,amount,reason), checked all or nothing first."""
+    campaign = campaign_for(request.user, slug)
+    upload = request.FILES.get("file")
+
+    def pay() -> str:
+        if upload is None:
+            raise InvalidParameters("Choose a CSV file of worker,amount,reason lines.")
+        if upload.size and upload.size > review.BONUS_FILE_MAX_BYTES:
+            raise InvalidParameters("The file is over 1 MB; split it. Nothing was paid.")
+        lines = review.bonuses_check(campaign=campaign, data=upload.read())
+        return review.bonuses_pay(campaign=campaign, lines=lines, actor=request.user.get_username())
+
+    return _act(request, campaign, "#bonuses", pay)
+
+
+@require_POST
+@staff_required
+def campaign_status(request: HttpRequest, slug: str) -> HttpResponse:
+    """Pause, resume or finish a launched campaign (finishing needs the confirmation box)."""
+    campaign = campaign_for(request.user, slug)
+    return _act(
+        request,
+        campaign,
+        "#controls",
+        lambda: controls.campaign_status_change(
+            campaign=campaign,
+            action=request.POST.get("action", ""),
+            actor=request.user.get_username(),
+            confirmed=request.POST.get("confirmed") == "on",
+        ),
+    )
+
+
+@require_POST
+@staff_required
+def campaign_budget(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = campaign_for(request.user, slug)
+    return _act(
+        request,
+        campaign,
+        "#controls",
+        lambda: controls.campaign_budget_set(
+            campaign=campaign, budget=request.POST.get("budget", "")
+        ),
+    )

@@ -13,7 +13,9 @@ import math
 from typing import Any
 
 from django import forms
+from django.conf import settings as django_settings
 from django.contrib import messages
+from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -24,8 +26,10 @@ from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from annotation.payments.launch import worker_url
 from annotation.protocols import registry
+from annotation.study_pages import STUDY_FIELDS, instructions_default
 from dashboard import drafts
 from dashboard.access import campaign_for, campaigns_visible, staff_required
+from dashboard.drafts.plan import draft_plan
 from modelhub.models import ModelEndpoint
 
 STEPS = (("start", "Protocol"), ("settings", "Settings"), ("items", "Items"), ("review", "Go live"))
@@ -58,6 +62,8 @@ class ParametersField(forms.Field):
             raise forms.ValidationError(
                 f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
             ) from None
+        except RecursionError:  # json's parser recurses once per level of nesting
+            raise forms.ValidationError("Not valid JSON: nested too deeply.") from None
         if not isinstance(parsed, dict):
             raise forms.ValidationError("The parameters must be a JSON object {…}.")
         return parsed
@@ -75,6 +81,8 @@ class StartForm(forms.Form):
 def setting_field(name: str) -> forms.Field:
     """Return the form field of a campaign setting, with the bounds of the one schema."""
     bound = SETTINGS[name]
+    if bound.kind == "flag":
+        return forms.BooleanField(required=False)
     limits: dict[str, Any] = {
         "min_value": bound.low,
         "max_value": bound.high,
@@ -87,12 +95,22 @@ def setting_field(name: str) -> forms.Field:
     return forms.DecimalField(decimal_places=2, **limits)
 
 
+def study_field(name: str) -> forms.Field:
+    """Return the form field of a study page's text (``study_clean`` checks it on saving)."""
+    if name == "language":  # a choice among the site's languages
+        return forms.ChoiceField(choices=django_settings.LANGUAGES)
+    long = STUDY_FIELDS[name] > 1000
+    widget = forms.Textarea(attrs={"rows": 5, "cols": 80}) if long else forms.TextInput()
+    return forms.CharField(required=False, strip=False, widget=widget)
+
+
 class SettingsForm(forms.Form):
     parameters = ParametersField()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields.update({name: setting_field(name) for name in drafts.SETTINGS})
+        self.fields.update({name: study_field(name) for name in STUDY_FIELDS})
 
 
 class ItemsForm(forms.Form):
@@ -101,6 +119,7 @@ class ItemsForm(forms.Form):
     responses = forms.FileField(required=False)
     items = forms.FileField(required=False)
     gold = forms.FileField(required=False)
+    training = forms.FileField(required=False)
     max_turns = forms.IntegerField(
         min_value=1, max_value=drafts.MAX_TURNS, initial=3, required=False
     )
@@ -149,7 +168,10 @@ def _not_draft(request: HttpRequest, campaign: Campaign) -> HttpResponse | None:
 @require_http_methods(["GET", "POST"])
 @staff_required
 def wizard_start(request: HttpRequest) -> HttpResponse:
-    """Step 1: choose a protocol and name the campaign; list the drafts to continue."""
+    """Step 1: choose a protocol and name the campaign, or start from a study file; list the
+    drafts to continue."""
+    if request.method == "POST" and "study_file" in request.FILES:
+        return _start_from_file(request)
     form = StartForm(request.POST or None, initial={"protocol": request.GET.get("protocol")})
     status = 200
     if request.method == "POST":
@@ -174,6 +196,25 @@ def wizard_start(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/wizard_start.html", context, status=status)
 
 
+def _start_from_file(request: HttpRequest) -> HttpResponse:
+    upload = request.FILES.get("study_file")
+    assert isinstance(upload, UploadedFile)  # the caller saw the field
+    try:
+        campaign = drafts.draft_from_study_file(
+            owner=request.user, name=upload.name or "study.yaml", content=upload.read()
+        )
+    except AnnotationError as exc:
+        _refused(request, exc)
+        return redirect("dashboard:wizard")
+    messages.success(
+        request,
+        f"Draft '{campaign.slug}' created from {upload.name}: its settings, parameters and "
+        "texts. Upload its items in the Items step (the files a study file names are not read "
+        "here).",
+    )
+    return redirect("dashboard:wizard_settings", campaign.slug)
+
+
 @require_http_methods(["GET", "POST"])
 @staff_required
 def wizard_settings(request: HttpRequest, slug: str) -> HttpResponse:
@@ -181,17 +222,19 @@ def wizard_settings(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _draft(request, slug)
     if (moved := _not_draft(request, campaign)) is not None:
         return moved
-    initial = {name: getattr(campaign, name) for name in drafts.SETTINGS}
+    initial = {name: getattr(campaign, name) for name in (*drafts.SETTINGS, *STUDY_FIELDS)}
     initial["parameters"] = json.dumps(campaign.parameters, indent=2, ensure_ascii=False)
     form = SettingsForm(request.POST or None, initial=initial)
     status = 200
     if request.method == "POST":
         status = 400  # unless it worked and redirects
         if form.is_valid():
-            values = {k: v for k, v in form.cleaned_data.items() if k != "parameters"}
+            data = form.cleaned_data
+            values = {k: data[k] for k in drafts.SETTINGS}
+            study = {k: data[k] for k in STUDY_FIELDS}
             try:
                 drafts.draft_settings_update(
-                    campaign=campaign, parameters=form.cleaned_data["parameters"], values=values
+                    campaign=campaign, parameters=data["parameters"], values=values, study=study
                 )
             except AnnotationError as exc:
                 _refused(request, exc)
@@ -201,7 +244,12 @@ def wizard_settings(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             _form_errors(request, form)
     card = drafts.protocol_card(campaign.protocol)
-    context = _context(campaign, "settings", form=form, card=card)
+    protocol = registry.get(campaign.protocol)
+    default = instructions_default(campaign.protocol, protocol.default_parameters())
+    texts = [form[name] for name in STUDY_FIELDS]
+    context = _context(
+        campaign, "settings", form=form, card=card, study=texts, default_instructions=default
+    )
     return render(request, "dashboard/wizard_settings.html", context, status=status)
 
 
@@ -238,13 +286,15 @@ def wizard_items(request: HttpRequest, slug: str) -> HttpResponse:
         pending=drafts.draft_pending(campaign),
         items=campaign.items.filter(gold__isnull=True).count(),
         gold=campaign.items.filter(gold__isnull=False).count(),
+        training=campaign.training_size,
     )
     return render(request, "dashboard/wizard_items.html", context, status=status)
 
 
 def _added(outcome: drafts.ImportOutcome) -> str:
     skipped = f"; {outcome.skipped} skipped (identical responses)" if outcome.skipped else ""
-    return f"Added {outcome.added} item(s){skipped}."
+    training = f" and {outcome.training} training item(s)" if outcome.training else ""
+    return f"Added {outcome.added} item(s){training}{skipped}."
 
 
 @require_POST
@@ -287,7 +337,8 @@ def wizard_items_status(request: HttpRequest, slug: str) -> JsonResponse:
 @require_GET
 @staff_required
 def wizard_review(request: HttpRequest, slug: str) -> HttpResponse:
-    """Step 4: the cost on each provider, the worker page preview, and the go-live button."""
+    """Step 4: the cost on each provider, what the design can detect (the study planner),
+    the worker page preview, and the go-live button."""
     campaign = _draft(request, slug)
     if (moved := _not_draft(request, campaign)) is not None:
         return moved
@@ -304,6 +355,7 @@ def wizard_review(request: HttpRequest, slug: str) -> HttpResponse:
         preview_url=reverse("annotation:task", args=[campaign.slug])
         + "?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=preview",
         worker_url=worker_url(campaign),
+        plan=draft_plan(campaign),
     )
     return render(request, "dashboard/wizard_review.html", context)
 

@@ -43,6 +43,8 @@ app.conf.update(
         "providers-sync": {"task": "annotation.tasks.providers_sync", "schedule": 600.0},
         # Dashboard jobs killed mid-run (time limit, dead worker) show as failed.
         "dashboard-jobs-expire": {"task": "dashboard.tasks.jobs_expire", "schedule": 300.0},
+        # Webhook retries that are due, and first sends whose queueing failed (docs/api.md).
+        "webhooks-due": {"task": "webhooks.tasks.webhooks_due", "schedule": 60.0},
     },
 )
 app.autodiscover_tasks()

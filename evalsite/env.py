@@ -21,6 +21,15 @@ TRUE = frozenset({"1", "true", "yes", "on"})
 FALSE = frozenset({"0", "false", "no", "off"})
 
 
+def tasks_inline_unless_brokered() -> None:
+    """For a command-line process (manage.py, a bench script, the test suite): with no
+    ``CELERY_BROKER_URL``, set ``EVALSITE_TASKS_INLINE=1`` (unless already set) so that its
+    tasks run in it. Web servers and Celery workers never call this: without a broker they
+    refuse to start (settings.py) rather than run model inference inside a request."""
+    if _raw("CELERY_BROKER_URL") is None:
+        os.environ.setdefault("EVALSITE_TASKS_INLINE", "1")
+
+
 def fail(name: str, expected: str, value: str | None = None) -> NoReturn:
     """Stop the process: one line naming the variable, what it holds (a URL's password
     masked) and the expected form."""

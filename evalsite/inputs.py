@@ -2,8 +2,9 @@
 
 A NUL character cannot be stored in PostgreSQL text or ``jsonb`` (the driver raises, and
 the request became a 500), and no person types one: a URL parameter, a form field or a form
-field's name containing one is answered 400 with a plain message, JSON for JSON clients.
-Uploaded files are not read here: their readers check their content.
+field's name containing one is answered 400 with a plain message, JSON for JSON clients, and
+the API's own error body under ``/api/`` (docs/api.md, "Errors"). Uploaded files are not
+read here: their readers check their content.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ class InputMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         form = request.method == "POST" and request.content_type in _FORMS
         if _has_nul(request.GET) or (form and _has_nul(request.POST)):
+            if request.path.startswith("/api/"):
+                from api.errors import error_response  # the API's one error body
+
+                return error_response(400, MESSAGE)
             if "application/json" in request.headers.get("Accept", ""):
                 return JsonResponse({"ok": False, "error": MESSAGE}, status=400)
             return HttpResponse(MESSAGE, status=400, content_type="text/plain; charset=utf-8")

@@ -8,6 +8,7 @@ variable stops the process at start with one line naming it.
 """
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -97,7 +98,11 @@ INSTALLED_APPS = [
     "annotation",
     "modelhub",
     "dashboard",
+    "api",
+    "webhooks",  # researchers' URLs told about campaign events (docs/api.md, "Webhooks")
+    "ninja",  # the REST API's docs page serves its own static files (no CDN)
     "evalsite.apps.EvalsiteConfig",
+    "axes",  # admin/dashboard login lockout (docs/deployment.md, "Rate limits")
 ]
 
 MIDDLEWARE = [
@@ -112,6 +117,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes requires
 ]
 
 ROOT_URLCONF = "evalsite.urls"
@@ -178,10 +184,29 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
+# The worker pages' languages; each campaign picks one (Campaign.language). The dashboard
+# stays English: there is no LocaleMiddleware (docs/protocols.md, "Languages").
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_TZ = True
 
 # The dashboard is behind the admin's login page.
 LOGIN_URL = "admin:login"
+
+# Login lockout (django-axes, attempts in the database): after EVALSITE_LOGIN_FAILURES wrong
+# passwords for one username from one address, that pair is refused for the cool-off, with
+# a 429 page (evalsite.lockout); a right password before the lockout resets the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = read_int("EVALSITE_LOGIN_FAILURES", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=read_int("EVALSITE_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "evalsite.lockout.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "evalsite.lockout.login_address"
+AXES_VERBOSE = False
 
 STATIC_URL = "static/"
 WHITENOISE_USE_FINDERS = True
@@ -203,10 +228,20 @@ SECURE_HSTS_PRELOAD = read_bool("DJANGO_SECURE_HSTS_PRELOAD", PRODUCTION)
 SESSION_COOKIE_SECURE = read_bool("DJANGO_SESSION_COOKIE_SECURE", PRODUCTION)
 CSRF_COOKIE_SECURE = read_bool("DJANGO_CSRF_COOKIE_SECURE", PRODUCTION)
 
-# Celery: eager in-process when no broker is configured (make demo, plain pytest).
+# Celery: tasks go to the broker. They run inside the process that queues them (model
+# inference in a web request included) only when EVALSITE_TASKS_INLINE says so: manage.py sets
+# it when no broker is configured (the demo, commands, runserver), the test suite likewise; a
+# web server (asgi/wsgi) or a Celery worker without a broker and without it refuses to start.
 BROKER_SCHEMES = ("redis", "rediss", "amqp", "amqps", "pyamqp")
 CELERY_BROKER_URL = read_url("CELERY_BROKER_URL", "", schemes=BROKER_SCHEMES)
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+TASKS_INLINE = read_bool("EVALSITE_TASKS_INLINE", False)
+if not CELERY_BROKER_URL and not TASKS_INLINE:
+    fail(
+        "CELERY_BROKER_URL",
+        "a broker URL (redis://… or amqp://…), or EVALSITE_TASKS_INLINE=1 to run tasks inside "
+        "this process (development only: a web request then runs model inference itself)",
+    )
+CELERY_TASK_ALWAYS_EAGER = TASKS_INLINE
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = read_url("CELERY_RESULT_BACKEND", "", schemes=("redis", "rediss", "rpc"))
 # With Redis as broker, a task whose worker died is delivered again after this many seconds
@@ -215,25 +250,73 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": read_int("CELERY_VISIBILITY_TIMEOUT", 600, minimum=361)
 }
 
+# Webhooks (docs/api.md): receivers at private, loopback or link-local addresses are refused
+# in production (a researcher's URL must not reach the site's own network) unless this allows
+# them, e.g. for a receiver inside the same private network.
+WEBHOOKS_ALLOW_PRIVATE = read_bool("EVALSITE_WEBHOOKS_ALLOW_PRIVATE", not PRODUCTION)
+
 # Channels: Redis when REDIS_URL is set, in-memory otherwise.
 REDIS_URL = read_url("REDIS_URL", "", schemes=("redis", "rediss"))
+# The pool: connections to Redis per process (per event loop), and how long a layer call waits
+# for one before it fails (noted, never fatal); docs/chat.md, "Pool sizes", has the arithmetic.
+CHANNEL_POOL_MAX = read_int("EVALSITE_CHANNEL_POOL_MAX", 20, minimum=2)
+CHANNEL_POOL_TIMEOUT = read_float("EVALSITE_CHANNEL_POOL_TIMEOUT", 5.0, low=0.1, high=60.0)
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # channels-redis, kept alive through a Redis outage (annotation/chat/layer.py).
+            "BACKEND": "annotation.chat.layer.ChatRedisChannelLayer",
             # redis-py's default socket timeout (5 s) equals channels-redis's blocking-read
             # timeout (5 s): an idle consumer's read would then fail with a TimeoutError and
-            # kill the socket. The read must outlast the blocking pop.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+            # kill the socket. The read must outlast the blocking pop. A connection attempt
+            # to a Redis that is down must fail fast rather than hold a consumer.
+            "CONFIG": {
+                "hosts": [
+                    {"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}
+                ],
+                "pool_max": CHANNEL_POOL_MAX,
+                "pool_timeout_s": CHANNEL_POOL_TIMEOUT,
+            },
         }
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# The cache (rate-limit counters, the dashboard's item counts): Redis when REDIS_URL is set, so
+# that every web process counts together; this process's memory otherwise. Short timeouts: a
+# rate limit that cannot reach Redis lets the request through (annotation.ratelimits).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Keys of several sites (or test runs) sharing one Redis stay apart.
+            "KEY_PREFIX": read_str("EVALSITE_CACHE_PREFIX", "evalsite"),
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Rate limits of the worker pages and the chat socket (annotation.ratelimits); a campaign's own
+# settings take precedence. Requests a minute to one campaign from one address and from one
+# worker, arrivals (task, chat and end pages) and answers counted apart; chat frames a second
+# per socket, with a burst. 0 turns a limit off.
+RATE_PER_IP = read_int("EVALSITE_RATE_PER_IP", 120)
+RATE_PER_WORKER = read_int("EVALSITE_RATE_PER_WORKER", 30)
+CHAT_FRAMES_PER_SECOND = read_int("EVALSITE_CHAT_FRAMES_PER_SECOND", 5)
+CHAT_FRAME_BURST = read_int("EVALSITE_CHAT_FRAME_BURST", 20, minimum=1)
+RATELIMIT_USE_CACHE = "default"
+RATELIMIT_FAIL_OPEN = True  # a counter the cache lost lets the request through
+
 # How long a worker holds an item before it returns to the pool, and how long an accepted
 # assignment may stay idle before it counts as abandoned.
 EVALSITE_LEASE_SECONDS = read_int("EVALSITE_LEASE_SECONDS", 15 * 60, minimum=1)
 EVALSITE_ABANDON_SECONDS = read_int("EVALSITE_ABANDON_SECONDS", 2 * 60 * 60, minimum=1)
+# An open-link arrival's first item is held at most this long, until its first answer.
+OPEN_FIRST_LEASE_SECONDS = read_int("EVALSITE_OPEN_FIRST_LEASE_SECONDS", 300, minimum=10)
+# How long a worker page's signed assignment token stays valid (each page gets a fresh one).
+TOKEN_MAX_AGE = read_int("EVALSITE_TOKEN_MAX_AGE", 24 * 60 * 60, minimum=60)
 
 # Logs: plain lines, or one JSON object a line for a log collector (EVALSITE_LOG_JSON=true).
 LOG_LEVEL = read_str("LOG_LEVEL", "WARNING").upper()

@@ -13,5 +13,6 @@ handler500 = "annotation.views.server_error"
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("dashboard/", include("dashboard.urls")),
+    path("api/v1/", include("api.urls")),
     path("", include("annotation.urls")),
 ]

@@ -7,6 +7,50 @@ from annotation.models import Campaign
 from tests.factories import CampaignFactory, ItemFactory
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the browser tests last, after pytest-django's own ordering.
+
+    Playwright's sync API keeps an event loop running in the main thread for as long as the
+    session's browser is open (tests/browser/conftest.py), and asgiref refuses AsyncToSync in
+    a thread with a running loop: a chat test that came after a browser test failed with
+    "You cannot use AsyncToSync in the same thread as an async event loop". A stable sort
+    keeps every other test's order.
+    """
+    items.sort(key=lambda item: "/tests/browser/" in str(item.path).replace("\\", "/"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_local_cache():
+    """Forget the in-process cache after each test (rate-limit and arrival counters), as a
+    fresh process would: on SQLite a rolled-back test's campaign ids come back. A Redis cache
+    (REDIS_URL) is shared with the channel layer and is left alone: within a run PostgreSQL
+    never reuses an id, and each run has its own key prefix (tests/environment.py)."""
+    yield
+    from django.conf import settings
+    from django.core.cache import cache
+
+    if settings.CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+        cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer():
+    """Give the next test a new channel layer, as a fresh process would have.
+
+    Each test's ``async_to_sync`` runs its own event loop, and channels-redis keeps state bound
+    to the loop that first received (its receive lock and count). A consumer still receiving
+    when a test's loop ended (a socket the server had closed and the test never disconnected)
+    left that lock held on a dead loop, and every later socket of the run died at its first
+    receive ("Lock is bound to a different event loop"): five chat tests failed in CI. In a
+    server there is one loop per process, so this is the tests' own hazard.
+    """
+    yield
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+
+
 @pytest.fixture
 def campaign(db) -> Campaign:
     """A live Likert campaign with 6 items, redundancy 3, 5 items per assignment."""

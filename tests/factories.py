@@ -27,6 +27,9 @@ class CampaignFactory(factory.django.DjangoModelFactory):
     redundancy = 3
     items_per_assignment = 5
     lease_seconds = 600
+    # Most tests arrive with a bare ?workerId=…; tests/annotation/test_identity.py covers
+    # signed links (the default of a campaign created by campaign_create).
+    open_links = True
 
 
 class ItemFactory(factory.django.DjangoModelFactory):

@@ -200,6 +200,8 @@ def stack(tmp_path) -> Iterator[tuple[str, Processes, dict[str, str]]]:
         "CELERY_RESULT_BACKEND": settings.CELERY_RESULT_BACKEND,
         "REDIS_URL": settings.REDIS_URL,
         "EVALSITE_DATA_DIR": str(tmp_path / "data"),
+        # This run's cache keys (tests/environment.py): counters of earlier runs stay apart.
+        "EVALSITE_CACHE_PREFIX": os.environ["EVALSITE_CACHE_PREFIX"],
         "EVALSITE_BIND": f"127.0.0.1:{port}",
         "FORWARDED_ALLOW_IPS": "127.0.0.1",
     }
@@ -256,7 +258,12 @@ def test_production_stack_runs_a_study_and_a_live_chat_end_to_end(stack, tmp_pat
 
     # A Likert study: 4 responses, 2 ratings each, 2 items per assignment.
     campaign = campaign_create(
-        slug="deploy-likert", name="Deploy", protocol="likert", redundancy=2, items_per_assignment=2
+        slug="deploy-likert",
+        name="Deploy",
+        protocol="likert",
+        redundancy=2,
+        items_per_assignment=2,
+        controls={"open_links": True},  # the crowd below arrives with bare worker ids
     )
     items_add(
         campaign=campaign,
@@ -325,6 +332,7 @@ def test_production_stack_runs_a_study_and_a_live_chat_end_to_end(stack, tmp_pat
         name="Chat",
         protocol="ssa_interactive",
         parameters={"models": ["generic-bot"], "heartbeat_s": 30},
+        controls={"open_links": True},
     )
     campaign_set_status(campaign=chat, status="live")
     status, _, page = Browser(base).request("/task/deploy-chat/?workerId=talker")

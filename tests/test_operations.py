@@ -29,7 +29,8 @@ PRODUCTION = {
 def run(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """Run a Python command in the project with only the given settings variables."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(OURS)}
-    clean.update({"EVALSITE_DATA_DIR": str(tmp_path / "data")}, **env)
+    # No broker here: tasks inline, as the settings allow only when asked.
+    clean.update({"EVALSITE_DATA_DIR": str(tmp_path / "data"), "EVALSITE_TASKS_INLINE": "1"}, **env)
     clean["DJANGO_SETTINGS_MODULE"] = "evalsite.settings"
     return subprocess.run(
         [sys.executable, *args], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120

@@ -189,11 +189,13 @@ def tiny_pool_server(tmp_path) -> Iterator[str]:
     env.update(
         DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
         EVALSITE_DATA_DIR=str(tmp_path),
+        EVALSITE_CACHE_PREFIX=os.environ["EVALSITE_CACHE_PREFIX"],  # this run's cache keys
         EVALSITE_BIND=f"127.0.0.1:{port}",
         EVALSITE_DB_POOL_MIN="1",
         EVALSITE_DB_POOL_MAX="1",
         EVALSITE_DB_POOL_TIMEOUT="0.5",
         EVALSITE_RETRY_AFTER="7",
+        EVALSITE_TASKS_INLINE="1",  # no broker here: this test is about the database pool
         WEB_CONCURRENCY="1",
     )
     log = (tmp_path / "web.log").open("wb")

@@ -17,30 +17,52 @@ PROBE = (
 )
 
 
-def settings_with(**env: str) -> dict:
+def probe(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL")
+        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "EVALSITE_TASKS_INLINE")
     }
     clean.update(env, DJANGO_SETTINGS_MODULE="evalsite.settings")
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE],
+    return subprocess.run(
+        [sys.executable, *(args or ("-c", PROBE))],
         cwd=ROOT,
         env=clean,
         capture_output=True,
         text=True,
-        check=True,
     )
+
+
+def settings_with(**env: str) -> dict:
+    out = probe(**env)
+    assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
 
-def test_embedded_defaults_are_sqlite_eager_celery_and_in_memory_channels():
-    assert settings_with() == {
+def test_embedded_defaults_are_sqlite_inline_tasks_when_asked_and_in_memory_channels():
+    assert settings_with(EVALSITE_TASKS_INLINE="1") == {
         "db": "django.db.backends.sqlite3",
         "eager": True,
         "layer": "channels.layers.InMemoryChannelLayer",
     }
+
+
+def test_without_a_broker_a_server_refuses_to_start_rather_than_run_tasks_in_requests():
+    out = probe()  # as asgi.py, wsgi.py and the Celery worker import the settings
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "CELERY_BROKER_URL" in out.stderr and "EVALSITE_TASKS_INLINE=1" in out.stderr
+    assert (
+        settings_with(EVALSITE_TASKS_INLINE="0", CELERY_BROKER_URL="redis://h:6379/0")["eager"]
+        is False
+    )
+
+
+def test_manage_py_runs_tasks_inline_only_when_no_broker_is_set():
+    shell = "from django.conf import settings; print(settings.CELERY_TASK_ALWAYS_EAGER)"
+    alone = probe("manage.py", "shell", "-c", shell)
+    assert alone.returncode == 0 and alone.stdout.split()[-1] == "True", alone.stderr
+    brokered = probe("manage.py", "shell", "-c", shell, CELERY_BROKER_URL="redis://h:6379/0")
+    assert brokered.returncode == 0 and brokered.stdout.split()[-1] == "False", brokered.stderr
 
 
 def test_environment_selects_postgresql_a_broker_and_redis_channels():
@@ -51,7 +73,7 @@ def test_environment_selects_postgresql_a_broker_and_redis_channels():
     ) == {
         "db": "django.db.backends.postgresql",
         "eager": False,
-        "layer": "channels_redis.core.RedisChannelLayer",
+        "layer": "annotation.chat.layer.ChatRedisChannelLayer",
     }
 
 
@@ -67,7 +89,7 @@ def test_celery_is_configured_for_safe_delivery():
 def database_with(**env: str) -> subprocess.CompletedProcess[str]:
     """The default database's settings under ``env`` (DATABASE_URL given or SQLite)."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "EVALSITE_"))}
-    clean.update(env, DJANGO_SETTINGS_MODULE="evalsite.settings")
+    clean.update(env, DJANGO_SETTINGS_MODULE="evalsite.settings", EVALSITE_TASKS_INLINE="1")
     code = (
         "import json, django; from django.conf import settings; django.setup(); "
         "d = settings.DATABASES['default']; "

@@ -1,4 +1,5 @@
-"""Interactive SSA: the worker's turns, the bot's turns (a Celery task), labels, the end.
+"""Interactive SSA: the worker's turns, the bot's turns (a Celery task), labels, the end,
+and the closing ratings when the campaign asks for them (``end_ratings``).
 
 A worker's message is stored and, in the same transaction, the dialogue is marked as waiting
 for the bot's turn (``metadata["pending"]``); the task ``chat_bot_turn`` is queued on commit.
@@ -17,9 +18,19 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
 
-from annotation.chat.empathetic import Sent, _flag
-from annotation.chat.frames import NotYours, OutOfTurn
+from annotation.chat.empathetic import _flag
+from annotation.chat.frames import (
+    Frame,
+    NotYours,
+    Outcome,
+    OutOfTurn,
+    Sent,
+    frame_unknown,
+    message_fields,
+    message_outcome,
+)
 from annotation.chat.notify import seats_notify
 from annotation.chat.seats import (
     activity_touch,
@@ -33,9 +44,42 @@ from annotation.chat.seats import (
 )
 from annotation.exceptions import Conflict, InvalidAnswer, NotFound
 from annotation.models import ChatSeat, Dialogue, Judgment, Utterance
+from annotation.protocols.ssa_interactive import end_ratings_clean
 from annotation.services import items_add, judgment_label
 
 logger = logging.getLogger(__name__)
+
+
+def frame_handle(*, seat_id: int, frame: Frame, now: datetime) -> Outcome:
+    """Carry out one validated frame of a bot chat (interactive SSA): a message, a bot turn's
+    labels, a retry of a failed bot turn, the end; raise AnnotationError to refuse."""
+    if frame.type == "message":
+        fields = message_fields(frame)
+        sent = ssa_message_send(seat_id=seat_id, now=now, **fields)
+        return message_outcome(fields["client_id"], sent)
+    if frame.type == "label":
+        index = frame.int_field("index")
+        assert index is not None
+        answers = {k: frame.data.get(k) for k in ("sensible", "specific")}
+        notify = label_submit(seat_id=seat_id, index=index, answers=answers, now=now)
+        return Outcome(ack={"type": "ack", "what": "label", "index": index}, notify=notify)
+    if frame.type == "retry":
+        return Outcome(notify=bot_turn_retry(seat_id=seat_id, now=now))
+    if frame.type == "rating":
+        notify = end_ratings_submit(
+            seat_id=seat_id,
+            ratings=frame.data.get("ratings"),
+            comment=frame.data.get("comment"),
+            now=now,
+        )
+        return Outcome(ack={"type": "ack", "what": "rating"}, notify=notify)
+    if frame.type == "end":
+        dialogue = frame.int_field("dialogue", required=False)
+        seat_dialogue = ChatSeat.objects.values_list("dialogue", flat=True).get(pk=seat_id)
+        if dialogue is not None and dialogue != seat_dialogue:
+            raise NotYours("This names a conversation you are not in.")
+        return Outcome(notify=ssa_end(seat_id=seat_id, now=now))
+    raise frame_unknown(frame)
 
 
 def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue]:
@@ -93,24 +137,27 @@ def ssa_message_send(
                 raise Conflict("This message id was already used for another message.")
             return Sent(index=known.index, created=False)
         if seat.stage != ChatSeat.Stage.CHATTING:
-            raise OutOfTurn("This conversation has ended.")
+            raise OutOfTurn(gettext("This conversation has ended."))
         text = text.strip()
         if not text:
-            raise InvalidAnswer("Write a message first.", fields={"text": "Empty message."})
+            raise InvalidAnswer(
+                gettext("Write a message first."), fields={"text": gettext("Empty message.")}
+            )
         if len(text) > parameters["utterance_max_chars"]:
             raise InvalidAnswer(
-                f"Please keep a message under {parameters['utterance_max_chars']} characters.",
-                fields={"text": "Too long."},
+                gettext("Please keep a message under %(most)s characters.")
+                % {"most": parameters["utterance_max_chars"]},
+                fields={"text": gettext("Too long.")},
             )
         count = len(utterances)
         if dialogue.metadata.get("pending"):
-            raise OutOfTurn("Please wait for the bot's reply.")
+            raise OutOfTurn(gettext("Please wait for the bot's reply."))
         if utterances[-1].speaker != "bot":
-            raise OutOfTurn("The bot has not answered yet: ask it again or end the chat.")
+            raise OutOfTurn(gettext("The bot has not answered yet: ask it again or end the chat."))
         if _unlabeled(seat, dialogue, utterances):
-            raise OutOfTurn("Please label the bot's last reply before you continue.")
+            raise OutOfTurn(gettext("Please label the bot's last reply before you continue."))
         if not reply_fits(count, parameters):
-            raise OutOfTurn("The conversation has reached its longest; please end it.")
+            raise OutOfTurn(gettext("The conversation has reached its longest; please end it."))
         Utterance.objects.create(
             dialogue=dialogue,
             index=count,
@@ -283,7 +330,7 @@ def bot_turn_retry(*, seat_id: int, now: datetime | None = None) -> list[int]:
         seat, dialogue = _locked(seat_id)
         failed = dialogue.metadata.get("failed")
         if seat.stage != ChatSeat.Stage.CHATTING or not failed:
-            raise OutOfTurn("There is no failed bot turn to ask again.")
+            raise OutOfTurn(gettext("There is no failed bot turn to ask again."))
         index = dialogue.utterances.count()
         dialogue.metadata = {
             **dialogue.metadata,
@@ -314,7 +361,7 @@ def label_submit(
         ended = seat.stage != ChatSeat.Stage.CHATTING
         if ended and not Judgment.objects.filter(item=item, worker=seat.worker).exists():
             protocol.clean_answers(parameters, answers)  # bad labels are said so first
-            raise OutOfTurn("This conversation has ended.")
+            raise OutOfTurn(gettext("This conversation has ended."))
         # The labels pass every check a submitted answer passes, and count where it counts;
         # the same labels again (also after the chat ended) store nothing.
         stored = judgment_label(
@@ -344,12 +391,12 @@ def ssa_end(*, seat_id: int, now: datetime | None = None) -> list[int]:
         seat, dialogue = _locked(seat_id)
         _, parameters = protocol_of(seat.campaign)
         if seat.stage != ChatSeat.Stage.CHATTING:
-            raise OutOfTurn("This conversation has ended.")
+            raise OutOfTurn(gettext("This conversation has ended."))
         if dialogue.metadata.get("pending"):
-            raise OutOfTurn("Please wait for the bot's reply.")
+            raise OutOfTurn(gettext("Please wait for the bot's reply."))
         utterances = list(dialogue.utterances.order_by("index"))
         if _unlabeled(seat, dialogue, utterances):
-            raise OutOfTurn("Please label the bot's last reply first.")
+            raise OutOfTurn(gettext("Please label the bot's last reply first."))
         if len(utterances) >= parameters["min_turns"]:
             _complete(seat, dialogue, now)
         elif dialogue.metadata.get("failed"):
@@ -359,13 +406,47 @@ def ssa_end(*, seat_id: int, now: datetime | None = None) -> list[int]:
             seat_finish(seat, ChatSeat.Stage.FAILED, "bot_failed", now)
         else:
             raise OutOfTurn(
-                f"Please keep chatting: the chat can end after {parameters['min_turns']} turns."
+                gettext("Please keep chatting: the chat can end after %(least)s turns.")
+                % {"least": parameters["min_turns"]}
             )
     return [seat_id]
 
 
 def _complete(seat: ChatSeat, dialogue: Dialogue, now: datetime) -> None:
+    """Complete the conversation; the seat is done, or first rates the bot if asked to."""
     dialogue.status = Dialogue.Status.COMPLETE
     dialogue.ended_at = now
     dialogue.save(update_fields=["status", "ended_at"])
+    _, parameters = protocol_of(seat.campaign)
+    if parameters["end_ratings"]:
+        seat.stage = ChatSeat.Stage.RATING
+        seat.save(update_fields=["stage"])
+        return
     seat_finish(seat, ChatSeat.Stage.DONE, "complete", now)
+
+
+def end_ratings_submit(
+    *, seat_id: int, ratings: Any, comment: Any, now: datetime | None = None
+) -> list[int]:
+    """Store the worker's closing ratings of the bot once, then finish the seat (done, paid).
+
+    Checked first (a rating 1–5 for every closing question, an optional comment), so a bad
+    frame changes nothing. Stored in ``Dialogue.metadata["ratings"]`` under the Dialogue's
+    row lock: the same ratings again store nothing; different ones are refused.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        seat, dialogue = _locked(seat_id)
+        _, parameters = protocol_of(seat.campaign)
+        cleaned = end_ratings_clean(parameters, ratings, comment)
+        stored = dialogue.metadata.get("ratings")
+        if stored is not None:
+            if {k: stored[k] for k in ("values", "comment")} != cleaned:
+                raise Conflict(gettext("You already rated this conversation."))
+            return []
+        if seat.stage != ChatSeat.Stage.RATING:
+            raise OutOfTurn(gettext("There is nothing to rate now."))
+        dialogue.metadata = {**dialogue.metadata, "ratings": {**cleaned, "at": now.isoformat()}}
+        dialogue.save(update_fields=["metadata"])
+        seat_finish(seat, ChatSeat.Stage.DONE, "complete", now)
+    return [seat_id]

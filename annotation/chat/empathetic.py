@@ -9,15 +9,26 @@ their sockets (``annotation.chat.notify``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
-from annotation.chat.frames import NotYours, OutOfTurn
+from annotation.chat.frames import (
+    Frame,
+    NotYours,
+    Outcome,
+    OutOfTurn,
+    Sent,
+    frame_unknown,
+    message_fields,
+    message_outcome,
+    signals_clean,
+)
+from annotation.chat.layer import layer_troubled, outage_seconds
 from annotation.chat.seats import (
     activity_touch,
     older_than,
@@ -31,13 +42,27 @@ from annotation.models import Campaign, ChatPair, ChatSeat, Dialogue, Situation,
 from annotation.protocols.empathetic_chat import EmpatheticChatProtocol
 
 
-@dataclass(frozen=True)
-class Sent:
-    """A stored message: its index, whether this call stored it, and the seats to tell."""
-
-    index: int
-    created: bool
-    notify: list[int] = field(default_factory=list)
+def frame_handle(*, seat_id: int, frame: Frame, now: datetime) -> Outcome:
+    """Carry out one validated frame of a pair chat (ED): a message, the situation, the end
+    of a conversation; raise AnnotationError to refuse (nothing is then stored)."""
+    if frame.type == "message":
+        fields = message_fields(frame)
+        return message_outcome(
+            fields["client_id"], utterance_send(seat_id=seat_id, now=now, **fields)
+        )
+    if frame.type == "situation":
+        notify = situation_submit(
+            seat_id=seat_id,
+            emotion=frame.str_field("emotion", max_length=32),
+            text=frame.str_field("text"),
+            signals=signals_clean(frame.data.get("signals")),
+            now=now,
+        )
+        return Outcome(ack={"type": "ack", "what": "situation"}, notify=notify)
+    if frame.type == "end":
+        dialogue = frame.int_field("dialogue", required=False)
+        return Outcome(notify=conversation_end(seat_id=seat_id, dialogue_id=dialogue, now=now))
+    raise frame_unknown(frame)
 
 
 def _flag(dialogue: Dialogue, reason: str) -> None:
@@ -68,7 +93,7 @@ def situation_submit(
         protocol, parameters = protocol_of(seat.campaign)
         assert isinstance(protocol, EmpatheticChatProtocol)
         if seat.stage != ChatSeat.Stage.SITUATION:
-            raise OutOfTurn("Your situation is already saved.")
+            raise OutOfTurn(gettext("Your situation is already saved."))
         emotion, text = protocol.clean_situation(parameters, seat.offered, emotion, text)
         seat.situation = Situation.objects.create(
             campaign=seat.campaign,
@@ -165,7 +190,7 @@ def _pair_locked(seat_id: int) -> tuple[ChatSeat, ChatSeat, ChatPair]:
     """Return the seat, its partner and their pair, the pair's row locked."""
     pair_id = ChatSeat.objects.values_list("pair", flat=True).get(pk=seat_id)
     if pair_id is None:
-        raise OutOfTurn("You have no partner yet; please wait.")
+        raise OutOfTurn(gettext("You have no partner yet; please wait."))
     pair = ChatPair.objects.select_for_update().get(pk=pair_id)
     seats = {
         s.pk: s
@@ -208,7 +233,7 @@ def utterance_send(
             raise NotYours("This message names a conversation you are not in.")
         current = next((d for d in dialogues if d.status == Dialogue.Status.ACTIVE), None)
         if seat.stage != ChatSeat.Stage.CHATTING or current is None:
-            raise OutOfTurn("This conversation has ended.")
+            raise OutOfTurn(gettext("This conversation has ended."))
         mine = role_in(seat, current)
         if dialogue_id is not None and dialogue_id != current.pk:
             raise NotYours("This message names a conversation you are not in.")
@@ -216,17 +241,20 @@ def utterance_send(
             raise NotYours(f"You are the {mine.title()} in this conversation, not the {role}.")
         text = text.strip()
         if not text:
-            raise InvalidAnswer("Write a message first.", fields={"text": "Empty message."})
+            raise InvalidAnswer(
+                gettext("Write a message first."), fields={"text": gettext("Empty message.")}
+            )
         if len(text) > parameters["utterance_max_chars"]:
             raise InvalidAnswer(
-                f"Please keep a message under {parameters['utterance_max_chars']} characters.",
-                fields={"text": "Too long."},
+                gettext("Please keep a message under %(most)s characters.")
+                % {"most": parameters["utterance_max_chars"]},
+                fields={"text": gettext("Too long.")},
             )
         count = current.utterances.count()
         if count >= parameters["max_utterances"]:
-            raise OutOfTurn("This conversation has reached its length.")
+            raise OutOfTurn(gettext("This conversation has reached its length."))
         if ("speaker" if count % 2 == 0 else "listener") != mine:
-            raise OutOfTurn("Please wait for your partner's message.")
+            raise OutOfTurn(gettext("Please wait for your partner's message."))
         Utterance.objects.create(
             dialogue=current,
             index=count,
@@ -258,12 +286,13 @@ def conversation_end(
             raise NotYours("This names a conversation you are not in.")
         current = next((d for d in dialogues if d.status == Dialogue.Status.ACTIVE), None)
         if seat.stage != ChatSeat.Stage.CHATTING or current is None:
-            raise OutOfTurn("This conversation has ended.")
+            raise OutOfTurn(gettext("This conversation has ended."))
         if dialogue_id is not None and dialogue_id != current.pk:
             raise NotYours("This names a conversation you are not in.")
         if current.utterances.count() < parameters["min_utterances"]:
             raise OutOfTurn(
-                f"A conversation needs at least {parameters['min_utterances']} messages."
+                gettext("A conversation needs at least %(least)s messages.")
+                % {"least": parameters["min_utterances"]}
             )
         _round_finish(pair, current, seat, partner, now)
     return [seat.pk, partner.pk]
@@ -286,12 +315,30 @@ def _round_finish(
         seat_finish(member, ChatSeat.Stage.DONE, "complete", now)
 
 
+# How long a channel-layer outage may last before a silence counts again (docs/chat.md).
+OUTAGE_PATIENCE_S = 150.0
+# A departure this soon after the last layer error is the platform's fault, not the worker's.
+OUTAGE_BLAME_S = 60.0
+
+
+def _heard_from(seat: ChatSeat, now: datetime) -> datetime:
+    """Return when the seat was last heard from, counting a channel-layer outage (and the
+    ``CLEAR_AFTER_S`` after it, time for the page to reconnect) as contact: a silence then is
+    the platform's, not the worker's. After ``OUTAGE_PATIENCE_S`` of outage, silences count."""
+    moment = now.timestamp()
+    if layer_troubled(now=moment) and outage_seconds(now=moment) <= OUTAGE_PATIENCE_S:
+        return now
+    return seat.last_seen_at
+
+
 def partner_check(*, seat_id: int, now: datetime | None = None) -> list[int]:
     """Declare the seat's partner gone if their socket closed more than half a heartbeat ago
     (a reload is back sooner) or went silent for two heartbeats; return the seats to tell.
 
-    The conversation under way is kept as partial and flagged ``partner_left``; the remaining
-    worker's assignment is submitted (paid by policy); the one who left sees why on return.
+    The conversation under way is kept as partial and flagged ``partner_left``; both workers'
+    assignments are submitted (paid by policy); the one who left sees why on return. Time in
+    a channel-layer outage does not count (``_heard_from``); a departure during or just after
+    one is the platform's (reason ``outage``, the dialogue flagged ``outage``).
     """
     now = now or timezone.now()
     seat = ChatSeat.objects.select_related("campaign").get(pk=seat_id)
@@ -301,9 +348,10 @@ def partner_check(*, seat_id: int, now: datetime | None = None) -> list[int]:
     heartbeat = parameters["heartbeat_s"]
 
     def gone(other: ChatSeat) -> bool:
+        heard = _heard_from(other, now)
         if other.channel_name == "":
-            return older_than(other.last_seen_at, now, heartbeat / 2)
-        return older_than(other.last_seen_at, now, 2 * heartbeat + 1)
+            return older_than(heard, now, heartbeat / 2)
+        return older_than(heard, now, 2 * heartbeat + 1)
 
     partner = ChatSeat.objects.filter(pair_id=seat.pair_id).exclude(pk=seat.pk).first()
     if partner is None or not gone(partner):
@@ -312,17 +360,21 @@ def partner_check(*, seat_id: int, now: datetime | None = None) -> list[int]:
         seat, partner, pair = _pair_locked(seat_id)
         if seat.stage != ChatSeat.Stage.CHATTING or not gone(partner):
             return []
+        platform = layer_troubled(now=now.timestamp(), within_s=OUTAGE_BLAME_S)
         for dialogue in pair_dialogues(seat):
             if dialogue.status == Dialogue.Status.ACTIVE:
                 dialogue.status = Dialogue.Status.PARTIAL
                 dialogue.ended_at = now
                 _flag(dialogue, "partner_left")
+                if platform:
+                    _flag(dialogue, "outage")
                 dialogue.metadata = {**dialogue.metadata, "left_seat": partner.pk}
                 dialogue.save(update_fields=["status", "ended_at", "flagged", "flags", "metadata"])
         pair.ended_at = now
         pair.save(update_fields=["ended_at"])
-        seat_finish(seat, ChatSeat.Stage.PARTNER_LEFT, "partner_left", now)
-        seat_finish(partner, ChatSeat.Stage.LEFT, "disconnected", now)
+        reasons = ("outage", "outage") if platform else ("partner_left", "disconnected")
+        seat_finish(seat, ChatSeat.Stage.PARTNER_LEFT, reasons[0], now)
+        seat_finish(partner, ChatSeat.Stage.LEFT, reasons[1], now)
     return [seat.pk, partner.pk]
 
 

@@ -8,7 +8,7 @@ docs/chat.md lists the frames.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.exceptions import AnnotationError, Conflict, InvalidAnswer, NotAllowed
@@ -22,6 +22,7 @@ FRAME_FIELDS: dict[str, frozenset[str]] = {
     "end": frozenset({"dialogue"}),
     "label": frozenset({"index", "sensible", "specific"}),
     "retry": frozenset(),
+    "rating": frozenset({"ratings", "comment"}),
 }
 # Writing signals the page measures: name → largest accepted value.
 SIGNALS: dict[str, int] = {
@@ -152,3 +153,43 @@ def client_id_clean(value: str) -> str:
     if not 0 < len(value) <= 64 or not value.isascii() or not value.isprintable():
         raise FrameError("'client_id' must be 1–64 printable ASCII characters.")
     return value
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A stored message: its index, whether this call stored it, and the seats to tell."""
+
+    index: int
+    created: bool
+    notify: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a handled frame gives back: an ack for the sender and the seats to tell."""
+
+    ack: dict[str, Any] | None = None
+    notify: list[int] = field(default_factory=list)
+
+
+def message_fields(frame: Frame) -> dict[str, Any]:
+    """Return a ``message`` frame's fields, checked, as the chat modes' send services take
+    them: client_id, text, signals, dialogue_id, role."""
+    return {
+        "client_id": client_id_clean(frame.str_field("client_id", max_length=64)),
+        "text": frame.str_field("text"),
+        "signals": signals_clean(frame.data.get("signals")),
+        "dialogue_id": frame.int_field("dialogue", required=False),
+        "role": frame.str_field("role", required=False, max_length=20),
+    }
+
+
+def message_outcome(client_id: str, sent: Sent) -> Outcome:
+    """Return the ack of a stored (or already stored) message and the seats to tell."""
+    ack = {"type": "ack", "client_id": client_id, "index": sent.index, "stored": sent.created}
+    return Outcome(ack=ack, notify=sent.notify)
+
+
+def frame_unknown(frame: Frame) -> FrameError:
+    """Return the error for a frame type the seat's chat mode does not take."""
+    return FrameError(f"A {frame.type!r} frame has no meaning in this study.", code="unknown_type")

@@ -4,6 +4,9 @@ Services never send to sockets themselves: they return the seats whose view chan
 consumer (or the Celery task of a bot turn) tells those seats' groups. A consumer that hears
 ``chat.changed`` reads the state from the database and sends it, so every frame a browser
 gets reflects what is stored.
+
+A failed send is noted and dropped, never raised: what changed is stored, and while the layer
+is troubled each consumer reads its own state every tick (``annotation.chat.layer``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+
+from annotation.chat.layer import LAYER_ERRORS, layer_error
 
 NOTIFY_TIMEOUT_S = 10.0
 _loop: asyncio.AbstractEventLoop | None = None
@@ -32,17 +37,24 @@ def changed_event(**extra: Any) -> dict[str, Any]:
     return {"type": "chat.changed", **extra}
 
 
-async def seats_notify_async(seat_ids: Iterable[int], **extra: Any) -> None:
-    """Tell the seats' consumers that their state changed (from async code)."""
+async def seats_notify_async(seat_ids: Iterable[int], **extra: Any) -> bool:
+    """Tell the seats' consumers that their state changed (from async code); return False if
+    the layer failed (noted, not raised)."""
     layer = get_channel_layer()
     if layer is None:
-        return
+        return True
     for seat_id in dict.fromkeys(seat_ids):
-        await layer.group_send(seat_group(seat_id), changed_event(**extra))
+        try:
+            await layer.group_send(seat_group(seat_id), changed_event(**extra))
+        except LAYER_ERRORS as exc:
+            layer_error(exc, where="group_send")
+            return False
+    return True
 
 
-def seats_notify(seat_ids: Iterable[int], **extra: Any) -> None:
-    """Tell the seats' consumers that their state changed (from sync code: tasks, services).
+def seats_notify(seat_ids: Iterable[int], **extra: Any) -> bool:
+    """Tell the seats' consumers that their state changed (from sync code: tasks, services);
+    return False if the layer failed or did not answer in time (noted, not raised).
 
     A network layer (Redis) is driven from one long-lived event loop of this process, so its
     connections are reused between calls (a bot turn's task would otherwise open one per
@@ -50,17 +62,20 @@ def seats_notify(seat_ids: Iterable[int], **extra: Any) -> None:
     """
     seat_ids = list(seat_ids)
     if not seat_ids:
-        return
+        return True
     if isinstance(get_channel_layer(), InMemoryChannelLayer):
         send = async_to_sync(seats_notify_async)
         if _loop_running():  # e.g. a command called from async code: send from a helper thread
             with ThreadPoolExecutor(max_workers=1) as helper:
-                helper.submit(send, seat_ids, **extra).result(timeout=NOTIFY_TIMEOUT_S)
-        else:
-            send(seat_ids, **extra)
-        return
+                return helper.submit(send, seat_ids, **extra).result(timeout=NOTIFY_TIMEOUT_S)
+        return send(seat_ids, **extra)
     future = asyncio.run_coroutine_threadsafe(seats_notify_async(seat_ids, **extra), _sender())
-    future.result(timeout=NOTIFY_TIMEOUT_S)
+    try:
+        return future.result(timeout=NOTIFY_TIMEOUT_S)
+    except TimeoutError as exc:  # redis-py still retrying: give up; the consumers poll
+        future.cancel()
+        layer_error(exc, where="group_send")
+        return False
 
 
 def _loop_running() -> bool:

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from annotation.exceptions import NotAllowed, NotFound
 from annotation.models import (
@@ -28,41 +30,66 @@ from annotation.models import (
     Dialogue,
     Item,
     Judgment,
-    Participation,
     Situation,
     Utterance,
     Worker,
 )
-from annotation.protocols import Protocol, registry
+from annotation.protocols import LiveChat, registry
 from annotation.protocols.empathetic_chat import labels_offer
+from annotation.protocols.ssa_interactive import END_SCALE
 from annotation.providers import Arrival, arrival_parse
+from annotation.quality import worker_soft_blocked
 from annotation.services import (
+    arrival_admit,
+    assignment_authorise,
     assignment_complete,
-    assignment_from_token,
     assignment_of_arrival,
     assignment_start,
     assignment_touch,
     worker_get_or_create,
 )
 
-ED = "empathetic_chat"
-SSA = "ssa_interactive"
+# Shown to the worker, in the campaign's language (the consumer activates it).
 STAGE_MESSAGES = {
-    ChatSeat.Stage.PARTNER_LEFT: "Your partner left the chat. The conversation so far is saved, "
-    "and you will be paid for your time as the study's policy says. Thank you!",
-    ChatSeat.Stage.LEFT: "You were disconnected for too long, so the conversation ended and your "
-    "partner was told. What you wrote is saved.",
-    ChatSeat.Stage.RELEASED: "Sorry, no partner arrived in time. Your situation is saved and you "
-    "will be paid for your waiting time as the study's policy says. Thank you for waiting!",
-    ChatSeat.Stage.FAILED: "The chatbot stopped answering, so this conversation ended early. It is "
-    "saved, and you will be paid as the study's policy says.",
-    ChatSeat.Stage.DONE: "You finished the conversations. Thank you!",
+    ChatSeat.Stage.PARTNER_LEFT: gettext_lazy(
+        "Your partner left the chat. The conversation so far is saved, and you will be paid "
+        "for your time as the study's policy says. Thank you!"
+    ),
+    ChatSeat.Stage.LEFT: gettext_lazy(
+        "You were disconnected for too long, so the conversation ended and your partner was "
+        "told. What you wrote is saved, and you will be paid for it as the study's policy "
+        "says: finish below to get your completion code."
+    ),
+    ChatSeat.Stage.RELEASED: gettext_lazy(
+        "Sorry, no partner arrived in time. Your situation is saved and you will be paid for "
+        "your waiting time as the study's policy says. Thank you for waiting!"
+    ),
+    ChatSeat.Stage.FAILED: gettext_lazy(
+        "The chatbot stopped answering, so this conversation ended early. It is saved, and "
+        "you will be paid as the study's policy says."
+    ),
+    ChatSeat.Stage.DONE: gettext_lazy("You finished the conversations. Thank you!"),
+}
+# When a chat ended during or just after an outage of ours (``ended_reason`` "outage").
+OUTAGE_MESSAGES = {
+    ChatSeat.Stage.PARTNER_LEFT: gettext_lazy(
+        "The chat ended because our server lost its connection, not because of anything you "
+        "did. The conversation so far is saved, and you will be paid for your time as the "
+        "study's policy says. Thank you!"
+    ),
+    ChatSeat.Stage.LEFT: gettext_lazy(
+        "The chat ended because our server lost its connection, not because of anything you "
+        "did. What you wrote is saved, and you will be paid for it as the study's policy says: "
+        "finish below to get your completion code."
+    ),
 }
 
 
-def protocol_of(campaign: Campaign) -> tuple[Protocol, dict[str, Any]]:
-    """Return the campaign's protocol and its cleaned parameters."""
+def protocol_of(campaign: Campaign) -> tuple[LiveChat, dict[str, Any]]:
+    """Return the campaign's live chat protocol and its cleaned parameters."""
     protocol = registry.get(campaign.protocol)
+    if not isinstance(protocol, LiveChat):
+        raise NotFound("This study is not a live chat.")
     return protocol, protocol.clean_parameters(campaign.parameters)
 
 
@@ -101,14 +128,14 @@ def chat_arrive(
     seat = ChatSeat.objects.filter(assignment=assignment).first() if assignment else None
     if seat is not None:
         return ChatArrival(kind="chat", seat=seat, assignment=assignment)
-    stop = _stop_reason(campaign, worker, needed=2 if protocol.name == ED else 1)
+    stop = _stop_reason(campaign, worker, needed=protocol.seats_needed)
     if stop:
         return ChatArrival(kind="stopped", stop=stop)
     if not campaign.is_live:
         raise NotAllowed("This study is not open at the moment.")
     with transaction.atomic():
         endpoint = ""
-        if protocol.name == SSA:
+        if protocol.chat_mode == "bot":
             # Under the campaign's row lock: workers arriving at once cannot all take the
             # last conversation a model has left under its target.
             Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
@@ -116,6 +143,7 @@ def chat_arrive(
             if not endpoint:
                 return ChatArrival(kind="nothing")
         if assignment is None:
+            arrival_admit(campaign=campaign, arrival=arrival, now=now)
             assignment = assignment_start(
                 campaign=campaign,
                 worker=worker,
@@ -138,7 +166,7 @@ def conversations_done(*, campaign: Campaign, worker: Worker) -> int:
 
 
 def _stop_reason(campaign: Campaign, worker: Worker, *, needed: int) -> str:
-    if Participation.objects.filter(campaign=campaign, worker=worker, soft_blocked=True).exists():
+    if worker_soft_blocked(campaign=campaign, worker=worker):
         return "blocked"
     cap = campaign.max_items_per_worker
     if cap is not None and conversations_done(campaign=campaign, worker=worker) + needed > cap:
@@ -167,14 +195,14 @@ def model_next(*, campaign: Campaign, parameters: Mapping[str, Any]) -> str | No
 def _seat_create(
     campaign: Campaign,
     assignment: Assignment,
-    protocol: Protocol,
+    protocol: LiveChat,
     parameters: Mapping[str, Any],
     endpoint: str,
     now: datetime,
 ) -> ChatSeat:
     try:
         with transaction.atomic():
-            if protocol.name == ED:
+            if protocol.chat_mode == "pair":
                 situations = Situation.objects.filter(campaign=campaign)
                 overall = Counter(situations.values_list("emotion", flat=True))
                 mine = Counter(
@@ -243,6 +271,12 @@ def _seat_create(
 # --- the websocket -------------------------------------------------------------------------
 
 
+def campaign_language(*, slug: str) -> str:
+    """Return the language of the campaign at ``slug`` (the site's for an unknown one)."""
+    found = Campaign.objects.filter(slug=slug).values_list("language", flat=True).first()
+    return found or settings.LANGUAGE_CODE
+
+
 def seat_for_socket(*, slug: str, query: Mapping[str, str]) -> ChatSeat:
     """Return the seat a websocket's URL parameters and token prove; raise NotAllowed.
 
@@ -253,15 +287,9 @@ def seat_for_socket(*, slug: str, query: Mapping[str, str]) -> ChatSeat:
     if campaign is None:
         raise NotFound("There is no study at this address.")
     arrival = arrival_parse(query)
-    if arrival.preview:
-        raise NotAllowed("This is a preview: accept the HIT to start.")
-    assignment = assignment_from_token(query.get("token", ""))
-    worker = assignment.worker
-    if assignment.campaign_id != campaign.pk or (worker.provider, worker.external_id) != (
-        arrival.provider,
-        arrival.worker_id,
-    ):
-        raise NotAllowed("This chat belongs to another worker.")
+    assignment = assignment_authorise(
+        campaign=campaign, arrival=arrival, token=query.get("token", "")
+    )
     seat = ChatSeat.objects.select_related("campaign", "worker").filter(assignment=assignment)
     found = seat.first()
     if found is None:
@@ -327,16 +355,25 @@ def chat_state(*, seat_id: int, now: datetime | None = None) -> dict[str, Any]:
     state: dict[str, Any] = {
         "type": "state",
         "protocol": protocol.name,
+        "chat": protocol.chat_mode,
         "stage": seat.stage,
         "heartbeat_s": parameters["heartbeat_s"],
-        "message": STAGE_MESSAGES.get(ChatSeat.Stage(seat.stage), ""),
+        "message": stage_message(seat),
         "max_chars": parameters["utterance_max_chars"],
     }
-    if protocol.name == ED:
+    if protocol.chat_mode == "pair":
         state.update(_ed_state(seat, parameters, now))
     else:
         state.update(_ssa_state(seat, parameters))
     return state
+
+
+def stage_message(seat: ChatSeat) -> str:
+    """Return what the seat's page says about its stage (why the chat ended, if it did)."""
+    stage = ChatSeat.Stage(seat.stage)
+    if seat.ended_reason == "outage" and stage in OUTAGE_MESSAGES:
+        return str(OUTAGE_MESSAGES[stage])
+    return str(STAGE_MESSAGES.get(stage, ""))
 
 
 def pair_dialogues(seat: ChatSeat) -> list[Dialogue]:
@@ -433,9 +470,24 @@ def _ssa_state(seat: ChatSeat, parameters: Mapping[str, Any]) -> dict[str, Any]:
         "max_turns": parameters["max_turns"],
         "turns": count,
         "questions": {
-            "sensible": parameters["sensible_question"],
-            "specific": parameters["specific_question"],
+            # The published wording translated; a researcher's own as written.
+            "sensible": gettext(parameters["sensible_question"]),
+            "specific": gettext(parameters["specific_question"]),
         },
+        "end_ratings": _end_ratings_state(seat, parameters),
+    }
+
+
+def _end_ratings_state(seat: ChatSeat, parameters: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Return the closing questions while the seat is rating the bot (else None)."""
+    if seat.stage != ChatSeat.Stage.RATING:
+        return None
+    return {
+        "questions": [
+            {"key": q["key"], "text": gettext(q["text"])} for q in parameters["end_questions"]
+        ],
+        "scale": list(END_SCALE),
+        "comment": parameters["end_comment"],
     }
 
 

@@ -26,6 +26,7 @@ READERS: dict[str, Reader] = {
     "emotionlines": sources.read_emotionlines,
     "meld": sources.read_meld,
     "emocontext": sources.read_emocontext,
+    "meena": sources.read_meena,
     "jsonl": generic.read_jsonl,
     "csv": generic.read_csv,
     "parquet": generic.read_parquet,

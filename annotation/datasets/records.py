@@ -1,8 +1,9 @@
-"""The one shape every importer produces and every exporter writes: dialogues of utterances.
+"""The record types every reader produces: dialogues of utterances, and contexts.
 
 Readers turn a file into ``DialogueRecord``s (or raise ``DatasetError`` naming the line);
 ``annotation.datasets.services`` stores them in one transaction; writers turn records back into
-files. Pure Python, no ORM.
+files. A context set reads into ``Context``s, from which items are built. A leaf: pure Python,
+no ORM, no import from the project, so protocols may use these types freely.
 """
 
 from __future__ import annotations
@@ -22,11 +23,16 @@ EMOTIONLINES_LABELS: tuple[str, ...] = (
     "surprise",
     "disgust",
 )
+EMOCONTEXT_LABELS: tuple[str, ...] = ("happy", "sad", "angry", "others")
 SPLIT_NAMES = {"train": "train", "dev": "valid", "valid": "valid", "val": "valid", "test": "test"}
 
 
 class DatasetError(ValueError):
     """A data set file that cannot be imported; the message names the file and line."""
+
+
+class CorpusError(DatasetError):
+    """A context set, responses or items file that cannot be read; the message names the line."""
 
 
 @dataclass
@@ -74,6 +80,15 @@ class DialogueRecord:
             "metadata": self.metadata,
             "utterances": [u.as_dict() for u in self.utterances],
         }
+
+
+@dataclass(frozen=True)
+class Context:
+    """A fixed dialogue context to send to models: its key, 1–3 turns, maybe the human reply."""
+
+    key: str
+    turns: tuple[str, ...]
+    reference: str | None = None
 
 
 # Windows-1252 characters that some corpora carry as C1 control characters (EmotionLines'

@@ -9,7 +9,7 @@ from django.db.models import Prefetch, QuerySet
 
 from annotation.datasets.records import DialogueRecord, UtteranceRecord
 from annotation.models import Campaign, Dataset, Dialogue, Utterance
-from annotation.protocols import registry
+from annotation.protocols import DialogueItems, registry
 
 
 def _records(dialogues: QuerySet[Dialogue]) -> list[DialogueRecord]:
@@ -61,12 +61,11 @@ def campaign_dialogue_records(campaign: Campaign) -> list[DialogueRecord]:
     """
     records = _records(Dialogue.objects.filter(campaign=campaign))
     protocol = registry.get(campaign.protocol)
-    labeled = getattr(protocol, "labeled_dialogues", None)
-    if labeled is not None:
+    if isinstance(protocol, DialogueItems):
         from annotation.selectors import campaign_items_frame, campaign_judgments_frame
 
         parameters = protocol.clean_parameters(campaign.parameters)
-        records += labeled(
+        records += protocol.labeled_dialogues(
             parameters, campaign_items_frame(campaign), campaign_judgments_frame(campaign)
         )
     return records
@@ -94,7 +93,7 @@ def dataset_emotion_report(
     """
     from annotation.aggregation import emotionlines_labels
     from annotation.datasets.records import EMOTIONLINES_LABELS
-    from annotation.protocols.emotionlines import kappa_by_source, label_distribution
+    from annotation.emotion_labels import kappa_by_source, label_distribution
 
     names = list(labels or EMOTIONLINES_LABELS)
     rows = Utterance.objects.filter(dialogue__dataset=dataset).values_list(
@@ -109,6 +108,7 @@ def dataset_emotion_report(
         index=voted.index,
     )
     counts.insert(0, "source", voted["source"])
+    counts.insert(0, "item", voted["item"])  # the dialogue: the bootstrap draws whole ones
     tables = {"distribution": label_distribution(gold, names)}
     tables["agreement"] = kappa_by_source(counts, names, n_boot=n_boot)
     if len(counts):

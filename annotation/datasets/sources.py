@@ -7,7 +7,10 @@
   the order neutral, joy, sadness, fear, anger, surprise, disgust);
 - ``meld``: MELD CSV (Sr No., Utterance, Speaker, Emotion, Sentiment, Dialogue_ID,
   Utterance_ID, Season, Episode, StartTime, EndTime);
-- ``emocontext``: SemEval-2019 Task 3 TSV (id, turn1, turn2, turn3, label).
+- ``emocontext``: SemEval-2019 Task 3 TSV (id, turn1, turn2, turn3, label);
+- ``meena``: Meena's released conversation logs (Adiwardana et al. 2020: meena.txt,
+  human.txt, mitsuku.txt …): blocks "<System> Conversation N" then "Speaker: text" lines,
+  separated by blank lines.
 
 Each reader returns ``DialogueRecord``s or raises ``DatasetError`` naming the file, the line
 and what is wrong; a reader never returns part of a file.
@@ -18,12 +21,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from annotation.corpora import CorpusError, read_empathetic_dialogues
 from annotation.datasets.records import (
+    EMOCONTEXT_LABELS,
     EMOTIONLINES_LABELS,
     DatasetError,
     DialogueRecord,
@@ -33,7 +37,7 @@ from annotation.datasets.records import (
     text_clean,
 )
 
-EMOCONTEXT_LABELS: tuple[str, ...] = ("happy", "sad", "angry", "others")
+ED_COLUMNS = ("conv_id", "utterance_idx", "context", "prompt", "speaker_idx", "utterance")
 MELD_COLUMNS = ("Utterance", "Speaker", "Emotion", "Dialogue_ID", "Utterance_ID")
 MELD_EXTRA = ("Sr No.", "Sentiment", "Season", "Episode", "StartTime", "EndTime")
 
@@ -99,27 +103,83 @@ def _key(prefix: str, key: str) -> str:
 # --- EmpatheticDialogues ---------------------------------------------------------------------
 
 
+def _ed_text(value: str) -> str:
+    # The released ED CSV writes commas inside fields as "_comma_".
+    return value.replace("_comma_", ",").strip()
+
+
 def read_ed(path: Path) -> list[DialogueRecord]:
-    """Read an EmpatheticDialogues CSV: the situation's author is the first speaker."""
-    try:
-        dialogues = read_empathetic_dialogues(path)
-    except CorpusError as exc:
-        raise DatasetError(str(exc)) from None
+    """Read an EmpatheticDialogues CSV (Rashkin et al. 2019) in file order: the situation's
+    author is the first speaker."""
     split = split_from_name(path.name)
-    records = []
-    for d in dialogues:
-        records.append(
-            DialogueRecord(
-                key=d.conv_id,
-                utterances=[UtteranceRecord(speaker=s, text=text_clean(t)) for s, t in d.turns],
-                split=split,
-                emotion=d.emotion,
-                situation=text_clean(d.situation),
-                situation_author=d.turns[0][0],
-                where=f"{path.name}, dialogue {d.conv_id}",
-            )
+    return [
+        DialogueRecord(
+            key=conv,
+            utterances=[UtteranceRecord(speaker=s, text=text_clean(t)) for s, t in d["turns"]],
+            split=split,
+            emotion=d["emotion"],
+            situation=text_clean(d["situation"]),
+            situation_author=d["turns"][0][0],
+            where=f"{path.name}, dialogue {conv}",
         )
-    return records
+        for conv, d in _ed_dialogues(path).items()
+    ]
+
+
+def _ed_dialogues(path: Path) -> dict[str, dict[str, Any]]:
+    """Return conv_id → emotion, situation and (speaker, text) turns, checked line by line."""
+    try:
+        handle = path.open(encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot open: {exc.strerror}") from None
+    with handle:
+        reader = csv.reader(handle)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise DatasetError(f"{path}: the file is empty") from None
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise DatasetError(f"{path}, line 1: {exc}") from None
+        missing = [c for c in ED_COLUMNS if c not in header]
+        if missing:
+            raise DatasetError(f"{path}, line 1: missing column(s) {', '.join(missing)}")
+        index = {c: header.index(c) for c in ED_COLUMNS}
+        dialogues: dict[str, dict[str, Any]] = {}
+        line = 1
+        try:
+            for line, row in enumerate(reader, start=2):
+                if len(row) < len(header):
+                    raise DatasetError(
+                        f"{path}, line {line}: {len(row)} fields, expected {len(header)}"
+                    )
+                conv = row[index["conv_id"]].strip()
+                try:
+                    position = int(row[index["utterance_idx"]])
+                except ValueError:
+                    raise DatasetError(
+                        f"{path}, line {line}: utterance_idx is not a number"
+                    ) from None
+                text = _ed_text(row[index["utterance"]])
+                if not conv or not text:
+                    raise DatasetError(f"{path}, line {line}: empty conv_id or utterance")
+                d = dialogues.setdefault(
+                    conv,
+                    {
+                        "emotion": row[index["context"]].strip(),
+                        "situation": _ed_text(row[index["prompt"]]),
+                        "turns": [],
+                    },
+                )
+                if position != len(d["turns"]) + 1:
+                    raise DatasetError(
+                        f"{path}, line {line}: utterance_idx {position} of {conv} is out of order"
+                    )
+                d["turns"].append((row[index["speaker_idx"]].strip(), text))
+        except (csv.Error, UnicodeDecodeError) as exc:
+            raise DatasetError(f"{path}, line {line + 1}: {exc}") from None
+    if not dialogues:
+        raise DatasetError(f"{path}: no dialogues")
+    return dialogues
 
 
 # --- EmotionLines ----------------------------------------------------------------------------
@@ -377,4 +437,54 @@ def read_emocontext(path: Path) -> list[DialogueRecord]:
         )
     if not records:
         raise DatasetError(f"{path.name}: no dialogues")
+    return records
+
+
+_MEENA_HEADER = re.compile(r"([A-Za-z][A-Za-z0-9]*) Conversation ([0-9]+)")
+_MEENA_TURN = re.compile(r"([A-Za-z][A-Za-z0-9]*(?: [0-9]+)?): (.*)")
+
+
+def read_meena(path: Path) -> list[DialogueRecord]:
+    """Read Meena-style conversation logs: one dialogue per "<System> Conversation N" block.
+
+    The key is ``<system>-<N>`` (lower case), the source the system ("Meena", "Mitsuku",
+    "Human" for human–human logs), speakers as written ("Human", "Meena", "Human 1"). The
+    released placeholders (``<REDACTED_TERM>``) stay as they are.
+    """
+    records: list[DialogueRecord] = []
+    current: DialogueRecord | None = None
+    for n, raw in enumerate(text_lines(file_text(path)), start=1):
+        line = raw.strip()
+        where = f"{path.name}, line {n}"
+        if not line:
+            current = None  # a blank line ends a conversation
+            continue
+        header = _MEENA_HEADER.fullmatch(line)
+        if header:
+            system, number = header.groups()
+            current = DialogueRecord(
+                key=f"{system.lower()}-{int(number)}",
+                utterances=[],
+                source=system,
+                metadata={"system": system, "conversation": int(number)},
+                where=where,
+            )
+            records.append(current)
+            continue
+        turn = _MEENA_TURN.fullmatch(line)
+        if current is None:
+            raise DatasetError(f"{where}: expected a header like 'Meena Conversation 1'")
+        if turn is None or not turn.group(2).strip():
+            raise DatasetError(f"{where}: expected 'Speaker: text', got {line[:40]!r}")
+        speaker, text = turn.groups()
+        current.utterances.append(UtteranceRecord(speaker=speaker, text=text_clean(text)))
+    if not records:
+        raise DatasetError(f"{path.name}: no conversations")
+    seen: set[str] = set()
+    for record in records:
+        if not record.utterances:
+            raise DatasetError(f"{record.where}: the conversation has no turns")
+        if record.key in seen:
+            raise DatasetError(f"{record.where}: {record.key!r} appears twice")
+        seen.add(record.key)
     return records

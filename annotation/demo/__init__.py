@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.corpora import Context, Dialogue, read_empathetic_dialogues
-from annotation.datasets.sources import read_emotionlines
+from annotation.datasets.records import Context, DialogueRecord
+from annotation.datasets.sources import read_ed, read_emotionlines
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign, Item
-from annotation.protocols import registry
+from annotation.protocols import DialogueItems, registry
 from annotation.services import campaign_create, campaign_set_status, items_add
 
 CORPUS = Path(__file__).resolve().parent / "empathetic_demo.csv"
@@ -54,8 +54,12 @@ def pairwise_truth(item: Item) -> dict[str, Any]:
 
 def ssa_truth(item: Item) -> dict[str, bool]:
     """Return whether a demo SSA item's response is sensible and specific."""
-    if item.is_gold:
-        return {"sensible": False, "specific": False}
+    if item.is_gold:  # what a careful worker sees in a gold check: its accepted answers
+        gold = item.gold or {}
+        return {
+            "sensible": "yes" in gold["sensible"],
+            "specific": "yes" in gold.get("specific", []),
+        }
     model, spread = item.payload["model"], _spread(item.key)
     if model == "generic-bot":
         return {"sensible": spread < 0.7, "specific": False}
@@ -66,6 +70,7 @@ def ssa_truth(item: Item) -> dict[str, bool]:
 def emotionlines_items() -> list[tuple[str, dict[str, Any]]]:
     """Return the demo EmotionLines items: one whole dialogue each."""
     protocol = registry.get("emotionlines")
+    assert isinstance(protocol, DialogueItems)
     return protocol.items_from_dialogues(
         protocol.default_parameters(), read_emotionlines(EMOTIONLINES_CORPUS, source="demo")
     )
@@ -77,12 +82,51 @@ def emotionlines_truth(item: Item) -> dict[str, list[str]]:
     return {"labels": truth.get(item.key, [])}
 
 
-# Hidden gold checks for the SSA study: replies that make no sense in their context.
+# Hidden gold checks for the SSA study: replies that make no sense in their context. Ten,
+# so that each simulated worker meets enough of them for quality control to tell a spammer
+# (right half the time) from a careful worker (docs/protocols.md, quality control).
+NONSENSE = {"sensible": ["no"]}
 SSA_GOLD = [
-    ("gold-nonsense-1", ["I just got a puppy!"], "The train leaves from platform purple."),
-    ("gold-nonsense-2", ["My exam went badly today."], "Bananas are my favourite screwdriver."),
-    ("gold-nonsense-3", ["How was your weekend?"], "Yes, the triangle agreed with Tuesday."),
-    ("gold-nonsense-4", ["I miss my grandmother."], "Sure, eleven spoons of loud."),
+    (
+        "gold-nonsense-1",
+        ["I just got a puppy!"],
+        "The train leaves from platform purple.",
+        NONSENSE,
+    ),
+    (
+        "gold-nonsense-2",
+        ["My exam went badly today."],
+        "Bananas are my favourite screwdriver.",
+        NONSENSE,
+    ),
+    (
+        "gold-nonsense-3",
+        ["How was your weekend?"],
+        "Yes, the triangle agreed with Tuesday.",
+        NONSENSE,
+    ),
+    ("gold-nonsense-4", ["I miss my grandmother."], "Sure, eleven spoons of loud.", NONSENSE),
+    (
+        "gold-nonsense-5",
+        ["I finally fixed my bike."],
+        "Clouds taste like Wednesday spoons.",
+        NONSENSE,
+    ),
+    (
+        "gold-nonsense-6",
+        ["We are moving to a new city."],
+        "The carpet sang my passport blue.",
+        NONSENSE,
+    ),
+    ("gold-nonsense-7", ["My sister had a baby girl!"], "Seven ladders ate the radio.", NONSENSE),
+    ("gold-nonsense-8", ["I lost my keys again."], "Purple is a loud kind of soup.", NONSENSE),
+    ("gold-nonsense-9", ["The concert was amazing."], "My elbow votes on Thursdays.", NONSENSE),
+    (
+        "gold-nonsense-10",
+        ["I start my new job on Monday."],
+        "Windows are quieter than onions.",
+        NONSENSE,
+    ),
 ]
 
 
@@ -100,6 +144,8 @@ class DemoStudy:
     models: tuple[str, ...] = ()  # empty: every demo model
     # Items of their own instead of model responses (EmotionLines: whole dialogues).
     items: Callable[[], list[tuple[str, dict[str, Any]]]] | None = None
+    # Gold items mixed in: (key, payload, accepted answers), as ``items_add`` takes them.
+    gold: tuple[tuple[str, dict[str, Any], dict[str, list[Any]]], ...] = ()
     items_per_assignment: int = 10
 
 
@@ -130,7 +176,11 @@ STUDIES = [
         protocol="ssa",
         truth=ssa_truth,
         simulated=5,
-        controls={"gold_rate": 0.15, "gold_min_answered": 3, "gold_min_accuracy": 0.7},
+        controls={"gold_rate": 0.25, "gold_min_answered": 6, "gold_min_accuracy": 0.7},
+        gold=tuple(
+            (key, {"context": context, "response": reply, "model": "gold-check"}, answers)
+            for key, context, reply, answers in SSA_GOLD
+        ),
     ),
     DemoStudy(
         slug="demo-emotionlines",
@@ -144,15 +194,19 @@ STUDIES = [
 ]
 
 
-def demo_dialogues() -> list[Dialogue]:
+def demo_dialogues() -> list[DialogueRecord]:
     """Return the demo corpus (a file in the repository, so a failure here is a bug)."""
-    return read_empathetic_dialogues(CORPUS)
+    return read_ed(CORPUS)
 
 
-def demo_contexts(dialogues: list[Dialogue]) -> list[Context]:
+def demo_contexts(dialogues: list[DialogueRecord]) -> list[Context]:
     """Return each dialogue's turns before its last as a context, the last as reference."""
     return [
-        Context(key=d.conv_id, turns=tuple(t for _, t in d.turns[:-1]), reference=d.turns[-1][1])
+        Context(
+            key=d.key,
+            turns=tuple(u.text for u in d.utterances[:-1]),
+            reference=d.utterances[-1].text,
+        )
         for d in dialogues
     ]
 
@@ -170,23 +224,13 @@ def study_create(study: DemoStudy, contexts: list[Context], models: list[str]) -
         # One slot more than the simulated crowd fills, so a person can still try the page.
         redundancy=study.simulated + 1,
         items_per_assignment=study.items_per_assignment,
-        controls=study.controls,
+        controls={"open_links": True} | study.controls,  # anyone may try the demo
     )
     if study.items is not None:
         items_add(campaign=campaign, items=study.items())
         return campaign_set_status(campaign=campaign, status=Campaign.Status.LIVE)
     chosen = [m for m in (study.models or models) if m in models]
     campaign_items_from_responses(campaign=campaign, contexts=contexts, models=chosen)
-    if study.protocol == "ssa":
-        items_add(
-            campaign=campaign,
-            items=[
-                (
-                    key,
-                    {"context": context, "response": reply, "model": "gold-check"},
-                    {"sensible": ["no"]},
-                )
-                for key, context, reply in SSA_GOLD
-            ],
-        )
+    if study.gold:
+        items_add(campaign=campaign, items=list(study.gold))
     return campaign_set_status(campaign=campaign, status=Campaign.Status.LIVE)

@@ -14,7 +14,7 @@ from annotation.chat import bot
 from annotation.chat.seats import chat_arrive
 from annotation.demo import _spread, demo_dialogues
 from annotation.models import Campaign, ChatSeat
-from annotation.protocols import registry
+from annotation.protocols import Simulated, registry
 from annotation.providers import Arrival
 from annotation.services import campaign_create, campaign_set_status
 
@@ -41,7 +41,11 @@ def chat_studies_create() -> list[Campaign]:
         campaign = Campaign.objects.filter(slug=slug).first()
         if campaign is None:
             campaign = campaign_create(
-                slug=slug, name=name, protocol=protocol, parameters=parameters
+                slug=slug,
+                name=name,
+                protocol=protocol,
+                parameters=parameters,
+                controls={"open_links": True},  # anyone may try the demo
             )
             campaign = campaign_set_status(campaign=campaign, status=Campaign.Status.LIVE)
         campaigns.append(campaign)
@@ -54,9 +58,10 @@ def ssa_chats_simulate(*, campaign: Campaign, per_model: int = 2, seed: int = 0)
     if campaign.dialogues.exists():
         return 0
     protocol = registry.get(campaign.protocol)
+    assert isinstance(protocol, Simulated)
     parameters = protocol.clean_parameters(campaign.parameters)
     rng = random.Random(seed)
-    openers = [d.turns[0][1] for d in demo_dialogues()]
+    openers = [d.utterances[0].text for d in demo_dialogues()]
     held = 0
     for n in range(per_model * len(parameters["models"])):
         worker = f"sim-chat-{n + 1}"

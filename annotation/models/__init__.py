@@ -3,6 +3,7 @@
 from annotation.models.campaigns import (
     Assignment,
     Campaign,
+    Consent,
     Item,
     Judgment,
     Lease,
@@ -15,12 +16,19 @@ from annotation.models.chats import ChatPair, ChatSeat
 from annotation.models.dialogues import Dataset, Dialogue, Situation, Utterance
 from annotation.models.payments import AuditLog, Hit, Payment, Publication, WorkerBlock
 from annotation.models.tallies import CampaignTally
+from annotation.models.training import (
+    Qualification,
+    TrainingAnswer,
+    TrainingAttempt,
+    TrainingItem,
+)
 
 __all__ = [
     "Assignment",
     "AuditLog",
     "Campaign",
     "CampaignTally",
+    "Consent",
     "ChatPair",
     "ChatSeat",
     "Dataset",
@@ -32,7 +40,11 @@ __all__ = [
     "Participation",
     "Payment",
     "Publication",
+    "Qualification",
     "Situation",
+    "TrainingAnswer",
+    "TrainingAttempt",
+    "TrainingItem",
     "Utterance",
     "Worker",
     "WorkerBlock",

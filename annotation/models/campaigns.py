@@ -38,6 +38,10 @@ class Campaign(models.Model):
         PAUSED = "paused", "Paused"
         FINISHED = "finished", "Finished"
 
+    class Withdrawal(models.TextChoices):
+        KEEP = "keep", "Keep their judgments"
+        DROP = "drop", "Drop their judgments"
+
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     protocol = models.CharField(max_length=32, choices=protocol_choices)
@@ -82,6 +86,101 @@ class Campaign(models.Model):
         help_text="Most items (conversations, for chat protocols) one worker may do; "
         "empty for no cap. Gold checks do not count.",
     )
+    # Who may arrive through a local link (docs/providers.md, "Identity"): only holders of
+    # their own signed link, or, with open links, anyone under any workerId.
+    open_links = models.BooleanField(
+        default=False,
+        help_text="Anyone with the task link may take part under any workerId (demo, "
+        "classroom). Off: each local worker needs the signed link issued for them.",
+    )
+    open_arrivals_per_address = models.PositiveIntegerField(
+        default=20,
+        help_text="With open links: new participants one network address may start per hour.",
+    )
+    # Rate limits (annotation.ratelimits); empty: the site's defaults (EVALSITE_RATE_*).
+    rate_per_ip = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Arrivals (and, counted apart, answers) a minute one network address may "
+        "send to this study; empty for the site's default (EVALSITE_RATE_PER_IP).",
+    )
+    rate_per_worker = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The same for one worker at one address; empty for the site's default "
+        "(EVALSITE_RATE_PER_WORKER).",
+    )
+    chat_frames_per_second = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Frames a second one chat socket may send, on average; empty for the "
+        "site's default (EVALSITE_CHAT_FRAMES_PER_SECOND).",
+    )
+    # Withdrawal and top-up (docs/protocols.md, "Withdrawal"): what happens to the judgments
+    # of a worker who withdraws, and how many excluded judgments may be replaced.
+    withdrawal = models.CharField(
+        max_length=8,
+        choices=Withdrawal.choices,
+        default=Withdrawal.KEEP,
+        help_text="When a worker withdraws, their texts and provider id are erased; their "
+        "judgments are kept (anonymous) or dropped from reports and exports.",
+    )
+    topup_max = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Most judgments of excluded workers (soft-blocked, or withdrawn with "
+        "judgments dropped) replaced by re-opening their items; empty: a tenth of the item "
+        "slots (items × redundancy), rounded up; 0: none.",
+    )
+    topup_reopened = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Item slots re-opened so far (allocation.py)."
+    )
+    # Study pages (docs/protocols.md, "Study pages and consent"): Markdown, rendered through
+    # a sanitizer; with consent text, workers see the intro and consent before any item.
+    description = models.TextField(
+        blank=True,
+        help_text="What the study is for, how long it takes, the pay and the researcher's "
+        "contact (Markdown), shown on the intro page.",
+    )
+    instructions = models.TextField(
+        blank=True,
+        help_text="Instructions (Markdown); empty: the protocol's published wording.",
+    )
+    consent_text = models.TextField(
+        blank=True,
+        help_text="Consent form (Markdown); empty: no intro or consent step.",
+    )
+    consent_version = models.CharField(
+        max_length=32,
+        default="1",
+        blank=True,
+        help_text="Change it when the consent text changes: every worker is asked again "
+        "(empty: 1).",
+    )
+    # Training (docs/protocols.md, "Training"): with training items, a worker must pass them
+    # (feedback after each answer) before any item; passing is remembered as a qualification.
+    training_pass_mark = models.FloatField(
+        default=0.8,
+        help_text="Share of training items answered as expected to pass (0.5 to 1).",
+    )
+    training_attempts = models.PositiveSmallIntegerField(
+        default=2, help_text="Attempts at the training a worker has (2 to 10)."
+    )
+    training_qualification = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The qualification passing grants, shared by the owner's campaigns that name "
+        "it; empty: the protocol's name.",
+    )
+    language = models.CharField(
+        max_length=8,
+        default="en",
+        choices=settings.LANGUAGES,
+        help_text='The language of the worker pages (docs/protocols.md, "Languages").',
+    )
+    training_size = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Training items (services.training_items_add)."
+    )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -123,6 +222,25 @@ class Campaign(models.Model):
                 condition=Q(max_items_per_worker__isnull=True) | Q(max_items_per_worker__gte=1),
                 name="campaign_max_items_per_worker_gte_1",
             ),
+            models.CheckConstraint(
+                condition=Q(training_pass_mark__gte=0.5, training_pass_mark__lte=1),
+                name="campaign_training_pass_mark_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(training_attempts__gte=2, training_attempts__lte=10),
+                name="campaign_training_attempts_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(open_arrivals_per_address__gte=1),
+                name="campaign_open_arrivals_per_address_gte_1",
+            ),
+            *(
+                models.CheckConstraint(
+                    condition=Q(**{f"{name}__isnull": True}) | Q(**{f"{name}__gte": 1}),
+                    name=f"campaign_{name}_gte_1",
+                )
+                for name in ("rate_per_ip", "rate_per_worker", "chat_frames_per_second")
+            ),
         ]
 
     def __str__(self) -> str:
@@ -131,6 +249,11 @@ class Campaign(models.Model):
     @property
     def is_live(self) -> bool:
         return self.status == self.Status.LIVE
+
+    @property
+    def qualification(self) -> str:
+        """The name of the qualification this campaign's training grants."""
+        return self.training_qualification or self.protocol
 
 
 class Item(models.Model):
@@ -144,6 +267,13 @@ class Item(models.Model):
         blank=True,
         help_text="For a hidden gold check: the accepted answers, {question: [values]}. "
         "Gold items never count in reports.",
+    )
+    attention = models.BooleanField(
+        default=False,
+        help_text="An explicit attention check (a gold item whose text tells the worker what to "
+        "answer, e.g. \"select 'Yes' for this item\"): objective, so failing it may justify a "
+        "rejection where the provider allows it. Other gold items are subjective agreement "
+        "checks: soft blocks and review hints only (docs/protocols.md, quality control).",
     )
     # Kept by allocation.py under the item's row lock (docs/architecture.md, "Allocation"):
     # ``judged`` counts the workers who judged the item, ``claims`` those plus its lease rows.
@@ -160,6 +290,10 @@ class Item(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(claims__gte=models.F("judged")), name="item_claims_gte_judged"
+            ),
+            models.CheckConstraint(
+                condition=Q(attention=False) | Q(gold__isnull=False),
+                name="item_attention_is_gold",
             ),
         ]
         indexes = [
@@ -187,6 +321,8 @@ class Worker(models.Model):
         MTURK = "mturk", "Amazon Mechanical Turk"
         PROLIFIC = "prolific", "Prolific"
         SIMULATED = "simulated", "Simulated"
+        # An LLM judge (annotation/judges): a model rater, kept apart from the crowd.
+        MODEL = "model", "Model (LLM judge)"
 
     provider = models.CharField(max_length=16, choices=Provider.choices)
     external_id = models.CharField(max_length=128)
@@ -232,6 +368,25 @@ class Participation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign_id}/{self.worker_id}{' (blocked)' if self.soft_blocked else ''}"
+
+
+class Consent(models.Model):
+    """A worker's consent to one version of a campaign's consent text (when and to what)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="consents")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="consents")
+    version = models.CharField(max_length=32)
+    given_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "worker", "version"], name="consent_unique_per_version"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}/{self.worker_id} v{self.version}"
 
 
 class Assignment(models.Model):

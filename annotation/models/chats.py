@@ -45,10 +45,14 @@ class ChatSeat(models.Model):
         LEFT = "left", "Left the chat"
         RELEASED = "released", "Released from the lobby"
         FAILED = "failed", "Ended: the bot failed"
+        # Interactive SSA with end ratings on: the conversation is complete, the closing
+        # questions about the bot are not answered yet (the seat is not done, nor paid).
+        RATING = "rating", "Rating the conversation"
         DONE = "done", "Done"
 
-    # A seat that ended in one of these stages is paid (docs/chat.md, "Payment policy").
-    PAID_STAGES = ("done", "partner_left", "released", "failed")
+    # A seat that ended in one of these stages is paid (docs/chat.md, "Payment policy"): a
+    # worker who dropped out of a pair ("left") wrote a situation, waited and chatted.
+    PAID_STAGES = ("done", "partner_left", "left", "released", "failed")
 
     assignment = models.OneToOneField(
         Assignment, on_delete=models.CASCADE, related_name="chat_seat"
@@ -92,4 +96,9 @@ class ChatSeat(models.Model):
 
     @property
     def is_open(self) -> bool:
-        return self.stage in (self.Stage.SITUATION, self.Stage.WAITING, self.Stage.CHATTING)
+        return self.stage in (
+            self.Stage.SITUATION,
+            self.Stage.WAITING,
+            self.Stage.CHATTING,
+            self.Stage.RATING,
+        )

@@ -152,6 +152,7 @@ class AuditLog(models.Model):
         NOTIFY = "notify", "Notify"
         SYNC = "sync", "Sync"
         REFUSED = "refused", "Refused"
+        FORGET = "forget", "Forget (withdrawal, erasure)"
 
     campaign = models.ForeignKey(
         Campaign, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_log"

@@ -38,6 +38,7 @@ from annotation.payments.workers import (
     arrival_verify,
     assignment_completion,
     worker_block,
+    worker_links,
     worker_unblock,
     workers_notify,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "publications_sync",
     "review_decisions",
     "worker_block",
+    "worker_links",
     "worker_unblock",
     "workers_notify",
 ]

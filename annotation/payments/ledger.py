@@ -32,6 +32,7 @@ from annotation.models import (
 )
 from annotation.providers import Provider, ProviderError
 from annotation.providers.base import money
+from webhooks import events as webhook_events
 
 _ZERO = Decimal("0.00")
 
@@ -89,6 +90,7 @@ def budget_check(*, campaign: Campaign, extra: Decimal, what: str) -> None:
             f"'{campaign.slug}' has {max(budget - committed, _ZERO):.2f} of its budget "
             f"{budget:.2f} left ({committed:.2f} committed). Raise the budget first."
         )
+    webhook_events.budget_spent(campaign=campaign, committed=committed, extra=extra)
 
 
 def campaign_lock(campaign: Campaign) -> Campaign:

@@ -1,10 +1,17 @@
 """Review: approve, reject and pay bonuses, one assignment at a time or a whole campaign.
 
-``campaign_review`` takes its decisions from quality control (``annotation.quality.
-worker_quality``: ``passes`` and ``reason`` per worker) and from the provider's list of
-submissions: a submission with no work here (someone who got the completion code elsewhere)
-is rejected; a worker who fails quality control is rejected with the reason; everyone else
-is approved, with the bonus asked for and any pay-bucket top-up.
+``campaign_review`` takes its decisions from quality control (``annotation.quality``) and
+from the provider's list of submissions, by the provider's rules (docs/providers.md):
+
+- a submission with no work here (someone who got the completion code elsewhere) is rejected
+  (``NO_DATA``);
+- failed explicit attention checks reject (``FAILED_CHECK``) where the provider's
+  ``attention_rejects`` says they justify it, and the feedback quotes each check;
+- a soft block or low gold agreement (subjective answers) is a *hint* on an approval, never a
+  rejection, unless ``reject_for_agreement`` is asked for and the provider allows it
+  (``Provider.rejects_for_agreement``: never on Prolific);
+- everyone is approved with any pay-bucket top-up; the bonus asked for goes to those quality
+  control did not flag.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from annotation.campaign_settings import BONUS, SETTINGS, value_clean
 from annotation.exceptions import AnnotationError, Conflict, InvalidParameters, NotFound
@@ -19,9 +27,13 @@ from annotation.models import Assignment, AuditLog, Campaign, Hit, Payment, Publ
 from annotation.payments.launch import bucket_pay, dialogue_length
 from annotation.payments.ledger import audit_add, payment_key, payment_send
 from annotation.payments.sync import publication_sync
+from annotation.protocols import registry
 from annotation.providers import provider_get
 from annotation.providers.base import money
 from annotation.services import assignment_has_work, assignment_set_status
+
+if TYPE_CHECKING:
+    from annotation.quality import AttentionMiss
 
 NO_WORK = "No work was recorded for this assignment in the study."
 
@@ -247,44 +259,65 @@ class Decision:
     error: str = ""
     assignment: Assignment | None = None
     category: str = ""
+    # Approved although quality control flagged it (``reason`` says why): paid, no bonus.
+    flagged: bool = False
 
 
-def review_decisions(*, publication: Publication) -> list[Decision]:
+def review_decisions(
+    *, publication: Publication, reject_for_agreement: bool = False
+) -> list[Decision]:
     """Decide, without acting, what to do with each submission awaiting review."""
-    from annotation.quality import worker_quality
+    from annotation.quality import GoldTally, gold_tallies, worker_quality
 
+    provider = provider_get(publication.provider)
+    if reject_for_agreement and not provider.rejects_for_agreement:
+        raise InvalidParameters(
+            f"{provider.title} allows rejections only for failed attention checks, not for "
+            "agreement with gold answers or other participants."
+        )
     quality = {
         int(row.worker_id): (bool(row.passes), str(row.reason or ""))
         for row in worker_quality(publication.campaign).itertuples()
     }
-    provider = provider_get(publication.provider)
+    checks = gold_tallies(publication.campaign)
     mine = Assignment.objects.filter(
         campaign=publication.campaign, worker__provider=provider.name
     ).select_related("worker")
 
     def decide(assignment: Assignment, submission_id: str) -> Decision:
+        pseudonym = assignment.worker.pseudonym
         if not assignment_has_work(assignment):
             return Decision(
                 submission_id,
-                assignment.worker.pseudonym,
+                pseudonym,
                 "reject",
                 NO_WORK,
                 assignment=assignment,
                 category="NO_DATA",
             )
-        passes, reason = quality.get(assignment.worker_id, (True, ""))
-        if passes:
+        missed = checks.get(assignment.worker_id, GoldTally()).attention_failed
+        if missed and provider.attention_rejects(failed=len(missed), minutes=_minutes(assignment)):
             return Decision(
-                submission_id, assignment.worker.pseudonym, "approve", assignment=assignment
+                submission_id,
+                pseudonym,
+                "reject",
+                attention_feedback(publication.campaign, missed),
+                assignment=assignment,
+                category="FAILED_CHECK",
             )
-        feedback = f"Your answers did not pass the study's quality checks: {reason or 'failed'}."
+        passes, reason = quality.get(assignment.worker_id, (True, ""))
+        if not passes and reject_for_agreement:
+            return Decision(
+                submission_id,
+                pseudonym,
+                "reject",
+                f"Your answers did not pass the study's quality checks: {reason or 'failed'}.",
+                assignment=assignment,
+                category="FAILED_CHECK",
+            )
+        hint = "" if passes else f"hint: {reason or 'quality flags'}; approved by default"
         return Decision(
-            submission_id,
-            assignment.worker.pseudonym,
-            "reject",
-            feedback,
-            assignment=assignment,
-            category="FAILED_CHECK",
+            submission_id, pseudonym, "approve", hint, assignment=assignment, flagged=not passes
         )
 
     if not provider.remote:
@@ -308,6 +341,35 @@ def review_decisions(*, publication: Publication) -> list[Decision]:
     return decisions
 
 
+def _minutes(assignment: Assignment) -> float:
+    """Return the minutes of work the assignment's items took (each item counted once)."""
+    spent: dict[int, int] = {}
+    for item_id, ms in assignment.judgments.values_list("item_id", "time_spent_ms"):
+        spent[item_id] = max(spent.get(item_id, 0), ms or 0)
+    return sum(spent.values()) / 60000
+
+
+def attention_feedback(campaign: Campaign, missed: list[AttentionMiss]) -> str:
+    """Return the rejection's feedback: each failed attention check, what it asked, what came."""
+    protocol = registry.get(campaign.protocol)
+    titles = {
+        q.key: q.text for q in protocol.questions(protocol.clean_parameters(campaign.parameters))
+    }
+    parts = []
+    for miss in missed:
+        asked = "; ".join(
+            f"{titles.get(q, q)} → {' or '.join(map(str, values))} "
+            f"(you answered {miss.given.get(q, 'nothing')})"
+            for q, values in miss.expected.items()
+        )
+        quoted = f'"{miss.text[:200]}": ' if miss.text else ""
+        parts.append(f"{quoted}{asked}")
+    return (
+        f"Your submission failed {len(missed)} attention check(s), items that said what to "
+        "answer: " + " | ".join(parts) + "."
+    )
+
+
 def _hit_ids(publication: Publication) -> list[str]:
     return list(publication.hits.values_list("external_id", flat=True))
 
@@ -319,17 +381,21 @@ def campaign_review(
     bonus: Decimal | None = None,
     bonus_reason: str = "Thank you for careful work.",
     dry_run: bool = False,
+    reject_for_agreement: bool = False,
 ) -> list[Decision]:
-    """Sync, then approve the submissions that pass quality control and reject the others.
+    """Sync, then reject what the provider's rules allow (no work, failed attention checks)
+    and approve the rest; quality flags on an approval are hints in its ``reason``.
 
-    Approved assignments also get ``bonus`` (once each) and any pay-bucket top-up. One
-    failure does not stop the others: it is recorded in its decision's ``error``.
+    ``reject_for_agreement`` also rejects soft-blocked workers and low gold agreement, where
+    the provider allows it (InvalidParameters on Prolific). Approved assignments also get
+    ``bonus`` (once each) and any pay-bucket top-up. One failure does not stop the others:
+    it is recorded in its decision's ``error``.
     """
     if bonus is not None and money(bonus) <= 0:
         raise InvalidParameters("The bonus must be more than 0.00.")
     if not dry_run:
         publication_sync(publication=publication, actor=actor)
-    decisions = review_decisions(publication=publication)
+    decisions = review_decisions(publication=publication, reject_for_agreement=reject_for_agreement)
     if dry_run:
         return decisions
     for d in decisions:
@@ -369,7 +435,7 @@ def _carry_out(
             kind=Payment.Kind.TOPUP,
             key=payment_key("topup", d.assignment.pk),
         )
-    if bonus is not None:
+    if bonus is not None and not d.flagged:  # the bonus thanks careful work
         bonus_pay(
             campaign=publication.campaign,
             worker=worker,

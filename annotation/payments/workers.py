@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlencode
 
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.exceptions import InvalidParameters, NotAllowed
 from annotation.models import Assignment, AuditLog, Campaign, Publication, Worker, WorkerBlock
 from annotation.payments.ledger import audit_add
 from annotation.providers import PROVIDER_NAMES, Arrival, Provider, provider_get
-from annotation.providers.base import Completion, Eligibility
+from annotation.providers.base import Completion, Eligibility, clean_id
+from annotation.providers.local import link_key
 
 
 def _publication(campaign: Campaign, provider: str) -> Publication | None:
@@ -26,20 +30,23 @@ def _publication(campaign: Campaign, provider: str) -> Publication | None:
 def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> None:
     """Refuse an arrival that the campaign's publications do not vouch for.
 
-    A campaign published nowhere keeps an open link (demo, lab). Once published, a worker
-    must come through one of its providers, on one of its HITs/studies; an assignment id
-    already bound to another worker or HIT is refused; a blocked worker is refused; and the
-    provider may check further (Prolific: the session must be this participant's, active).
+    The link must prove the worker id (a local link: the key issued for this worker, unless
+    the campaign allows open links). A campaign published nowhere is reached by local links
+    (demo, lab). Once published, a worker must come through one of its providers, on one of
+    its HITs/studies; an assignment id already bound to another worker or HIT is refused; a
+    blocked worker is refused; and the provider may check further (Prolific: the session
+    must be this participant's, active).
     """
     if arrival.preview:
         return
+    provider = provider_get(arrival.provider)
+    provider.identity_check(campaign=campaign.slug, open_links=campaign.open_links, arrival=arrival)
     worker = Worker.objects.filter(provider=arrival.provider, external_id=arrival.worker_id).first()
     if worker is not None and WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists():
         raise NotAllowed("You cannot take part in this study.")
     if not Publication.objects.filter(campaign=campaign).exists():
         return
     publication = _publication(campaign, arrival.provider)
-    provider = provider_get(arrival.provider)
     if publication is None:
         raise NotAllowed(f"This study is not offered through {provider.title}.")
     eligibility = Eligibility.from_config(publication.config.get("eligibility"))
@@ -83,6 +90,38 @@ def assignment_completion(*, assignment: Assignment) -> Completion:
         submit_to=assignment.submit_to,
         code=assignment.completion_code,
     )
+
+
+# How many personal links one request may issue.
+MAX_LINKS = 10_000
+
+
+def worker_links(
+    *, campaign: Campaign, worker_ids: Sequence[str] = (), count: int = 0, base_url: str = ""
+) -> list[tuple[str, str]]:
+    """Return (worker id, personal signed link) for the given ids and ``count`` new random
+    ones (``p-`` + 10 hex digits): the links a researcher sends to a local study's workers.
+
+    A link opens this study for this worker only (``LocalProvider.identity_check``); nothing
+    is stored, so issuing a link again gives the same link. ``base_url`` (e.g.
+    ``https://evalsite.example.org``) is put before the task path.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise InvalidParameters("The number of new links must be a whole number ≥ 0.")
+    ids = [clean_id(str(w).strip(), "worker id") for w in worker_ids]
+    ids += [f"p-{secrets.token_hex(5)}" for _ in range(count)]
+    if not ids:
+        raise InvalidParameters("Give worker ids or a number of new links.")
+    if len(ids) > MAX_LINKS:
+        raise InvalidParameters(f"At most {MAX_LINKS} links at once.")
+    if len(set(ids)) != len(ids):
+        raise InvalidParameters("A worker id appears twice.")
+    path = reverse("annotation:task", args=[campaign.slug])
+    root = base_url.rstrip("/")
+    return [
+        (w, f"{root}{path}?{urlencode({'workerId': w, 'key': link_key(campaign.slug, w)})}")
+        for w in ids
+    ]
 
 
 def _remote(worker: Worker) -> Provider | None:

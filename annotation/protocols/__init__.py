@@ -1,6 +1,18 @@
 """The protocol registry: adding a protocol is one module and one line here."""
 
-from annotation.protocols.base import Protocol, Question, Report
+from annotation.protocols.acute import AcuteProtocol
+from annotation.protocols.base import (
+    DialogueItems,
+    GoldChecks,
+    LiveChat,
+    ModelPairs,
+    Protocol,
+    Question,
+    Report,
+    ResponseItems,
+    Simulated,
+)
+from annotation.protocols.categorical import CategoricalProtocol
 from annotation.protocols.emocontext import EmoContextProtocol
 from annotation.protocols.emotionlines import EmotionLinesProtocol
 from annotation.protocols.empathetic_chat import EmpatheticChatProtocol
@@ -36,6 +48,19 @@ registry = Registry(
     EmoContextProtocol(),
     EmpatheticChatProtocol(),
     InteractiveSSAProtocol(),
+    CategoricalProtocol(),
+    AcuteProtocol(),
 )
 
-__all__ = ["Protocol", "Question", "Report", "registry"]
+__all__ = [
+    "DialogueItems",
+    "GoldChecks",
+    "LiveChat",
+    "ModelPairs",
+    "Protocol",
+    "Question",
+    "Report",
+    "ResponseItems",
+    "Simulated",
+    "registry",
+]

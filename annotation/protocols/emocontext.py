@@ -15,23 +15,38 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
-from annotation import aggregation
-from annotation.datasets.records import DialogueRecord, UtteranceRecord
-from annotation.datasets.sources import EMOCONTEXT_LABELS
+from annotation import aggregation, reports, uncertainty
+from annotation.datasets.records import EMOCONTEXT_LABELS, DialogueRecord, UtteranceRecord
+from annotation.emotion_labels import distribution_figure, kappa_by_source
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import Protocol, Question, Reliability, Report
-from annotation.protocols.emotionlines import distribution_figure, kappa_by_source
+from annotation.protocols.base import (
+    DialogueItems,
+    GoldChecks,
+    Question,
+    Reliability,
+    Report,
+    Simulated,
+    label_simulated,
+)
 
-QUESTION = (
+QUESTION = gettext_noop(
     "Read the conversation. Which emotion does the user express in their last message, given "
     "the conversation before it?"
 )
 SPEAKERS = ("user", "agent", "user")
-_SIM_ACCURACY = {"good": 0.85, "noisy": 0.6}
+# The labels as a worker reads them (translated on the page; a researcher's own as written).
+LABEL_NAMES = (
+    gettext_noop("Happy"),
+    gettext_noop("Sad"),
+    gettext_noop("Angry"),
+    gettext_noop("Others"),
+)
 
 
-class EmoContextProtocol(Protocol):
+class EmoContextProtocol(DialogueItems, GoldChecks, Simulated):
     """Label the last turn of a 3-turn dialogue: happy, sad, angry or others."""
 
     name = "emocontext"
@@ -105,13 +120,13 @@ class EmoContextProtocol(Protocol):
         errors: dict[str, str] = {}
         label = answers.get("label")
         if label in (None, ""):
-            errors["label"] = "Please choose the emotion of the last message."
+            errors["label"] = _("Please choose the emotion of the last message.")
         elif label not in parameters["labels"]:
             errors["label"] = f"Choose one of {', '.join(parameters['labels'])}."
         for extra in sorted(set(answers) - {"label"}):
-            errors[str(extra)[:64]] = "This study asks no such question."
+            errors[str(extra)[:64]] = _("This study asks no such question.")
         if errors:
-            raise InvalidAnswer("Please choose an emotion.", fields=errors)
+            raise InvalidAnswer(_("Please choose an emotion."), fields=errors)
         return {"label": label}
 
     def report(
@@ -119,7 +134,12 @@ class EmoContextProtocol(Protocol):
     ) -> Report:
         report = Report(title="Emotion of the last turn (EmoContext)")
         labels = list(parameters["labels"])
-        gold = emocontext_labels(judgments)
+        votes = _votes(judgments)
+        gold, raters, method = (
+            reports.labels_aggregated(votes)
+            if len(votes)
+            else (emocontext_labels(judgments), None, "")
+        )
         n_items = len(gold)
         tied = int(gold["tied"].sum()) if n_items else 0
         shares = gold["label"].value_counts().reindex(labels, fill_value=0) / max(n_items, 1) * 100
@@ -130,11 +150,13 @@ class EmoContextProtocol(Protocol):
         report.tables["agreement"] = kappa_by_source(
             counts.assign(source=""), labels, n_boot=parameters["n_boot"]
         ).replace({"source": {"(none)": "all"}})
-        report.tables["gold"] = gold.reset_index()
+        report.tables["gold"] = gold.rename_axis("item").reset_index().assign(method=method)
+        if raters is not None:
+            report.tables["raters"] = raters
         report.notes.append(
-            "Each item's label is the majority of its judges; "
-            f"{tied} item(s) with tied votes have no label. Fleiss' kappa over items with the "
-            "usual number of judges; 95% CI by a bootstrap over items."
+            f"Each item's label: {method or 'majority vote'}; "
+            f"{tied} item(s) without a single best label have none. Fleiss' kappa over items "
+            "with the usual number of judges; 95% CI by a bootstrap over items."
         )
         if n_items:
             figure_table = report.tables["distribution"].drop(columns=["items", "tied"])
@@ -146,7 +168,8 @@ class EmoContextProtocol(Protocol):
     def labeled_dialogues(
         self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
     ) -> list[DialogueRecord]:
-        """Return the items' dialogues with the majority label and every judge's vote."""
+        """Return the items' dialogues with the label (by the report options' ``aggregate``:
+        the majority by default) and every judge's vote."""
         gold = emocontext_labels(judgments)
         records = []
         for item, payload in zip(items["item"], items["payload"], strict=True):
@@ -183,21 +206,29 @@ class EmoContextProtocol(Protocol):
         rng: random.Random,
     ) -> dict[str, str]:
         """Answer the truth's ``label`` with a chance per reliability, else another label."""
-        labels = list(parameters["labels"])
         right = (truth or {}).get("label")
-        if reliability == "spammer" or right not in labels:
-            return {"label": rng.choice(labels)}
-        if rng.random() < _SIM_ACCURACY[reliability]:
-            return {"label": str(right)}
-        return {"label": rng.choice([x for x in labels if x != right])}
+        return {"label": label_simulated(list(parameters["labels"]), right, reliability, rng)}
 
 
 def emocontext_labels(judgments: pd.DataFrame) -> pd.DataFrame:
-    """Return per item the majority ``label`` (missing when tied), ``tied`` and ``n_votes``."""
+    """Return per item the ``label`` (missing when tied), ``tied`` and ``n_votes``.
+
+    The label is the majority's, or Dawid–Skene's or MACE's by the report options'
+    ``aggregate`` (``aggregation.labels_aggregate``).
+    """
     if judgments.empty:
         return pd.DataFrame(columns=["label", "tied", "n_votes"]).rename_axis("item")
-    votes = judgments[judgments["question"] == "label"][["item", "rater", "value"]]
-    return aggregation.majority_vote(votes, ties="report")[["label", "tied", "n_votes"]]
+    options = uncertainty.report_options()
+    labels, _ = aggregation.labels_aggregate(
+        _votes(judgments), options.aggregate, seed=options.seed
+    )
+    return labels
+
+
+def _votes(judgments: pd.DataFrame) -> pd.DataFrame:
+    if judgments.empty:
+        return pd.DataFrame(columns=["item", "rater", "value"])
+    return judgments[judgments["question"] == "label"][["item", "rater", "value"]]
 
 
 def _counts(judgments: pd.DataFrame, labels: list[str]) -> pd.DataFrame:

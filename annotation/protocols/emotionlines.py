@@ -24,18 +24,31 @@ import json
 import math
 import random
 import re
-import warnings
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-import numpy as np
 import pandas as pd
+from django.utils.translation import gettext, gettext_noop
 
-from annotation import aggregation, agreement, reports
+from annotation import aggregation
 from annotation.datasets.records import EMOTIONLINES_LABELS, DialogueRecord, UtteranceRecord
+from annotation.emotion_labels import (
+    distribution_figure,
+    gold_labels,
+    kappa_by_source,
+    label_distribution,
+    utterance_votes,
+)
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import Protocol, Question, Reliability, Report
+from annotation.protocols.base import (
+    DialogueItems,
+    GoldChecks,
+    Question,
+    Reliability,
+    Report,
+    Simulated,
+)
 
 NON_NEUTRAL = aggregation.NON_NEUTRAL
 PAY_BUCKETS = [[5, 9, "0.10"], [10, 14, "0.15"], [15, 19, "0.20"], [20, 24, "0.25"]]
@@ -44,6 +57,18 @@ MAX_UTTERANCES = 100
 TIMING_SLACK_MS = 2000
 _KEY = re.compile(r"^u(\d{1,3})$")
 _SIM_ACCURACY = {"good": 0.85, "noisy": 0.55}
+# The labels as a worker reads them (translated on the page; a researcher's own as written).
+LABEL_NAMES = (
+    gettext_noop("neutral"),
+    gettext_noop("joy"),
+    gettext_noop("sadness"),
+    gettext_noop("fear"),
+    gettext_noop("anger"),
+    gettext_noop("surprise"),
+    gettext_noop("disgust"),
+)
+# Stored with each judgment's presentation, in English; the page shows its translation
+# (templates/annotation/protocols/emotionlines.html).
 INSTRUCTIONS = (
     "Read the whole conversation. Then, line by line, choose the emotion the speaker expresses "
     "in that line, in the context of the conversation. Take at least {seconds:g} seconds to "
@@ -56,7 +81,7 @@ def utterance_key(index: int) -> str:
     return f"u{index}"
 
 
-class EmotionLinesProtocol(Protocol):
+class EmotionLinesProtocol(DialogueItems, GoldChecks, Simulated):
     """Label every utterance of a dialogue with an emotion."""
 
     name = "emotionlines"
@@ -187,17 +212,17 @@ class EmotionLinesProtocol(Protocol):
             if key == "timing":
                 continue
             if match is None:
-                errors[str(key)[:64]] = "This study asks no such question."
+                errors[str(key)[:64]] = gettext("This study asks no such question.")
             elif value in (None, ""):
-                errors[str(key)] = "Please choose an emotion for this line."
+                errors[str(key)] = gettext("Please choose an emotion for this line.")
             elif value not in labels:
                 errors[str(key)] = f"Choose one of {', '.join(labels)}, not {str(value)[:20]!r}."
             else:
                 values[int(match[1])] = value
         if not values and not errors:
-            errors["u0"] = "Please choose an emotion for every line."
+            errors["u0"] = gettext("Please choose an emotion for every line.")
         if errors:
-            raise InvalidAnswer("Some lines have no valid emotion.", fields=errors)
+            raise InvalidAnswer(gettext("Some lines have no valid emotion."), fields=errors)
         return {utterance_key(i): values[i] for i in sorted(values)}
 
     def item_min_seconds(self, parameters: Mapping[str, Any], payload: Mapping[str, Any]) -> float:
@@ -215,15 +240,20 @@ class EmotionLinesProtocol(Protocol):
         n = len(payload["utterances"])
         keys = {utterance_key(i) for i in range(n)}
         given = {k for k in answers if _KEY.match(str(k))}
-        errors = {k: "Please choose an emotion for this line." for k in sorted(keys - given)}
-        errors |= {k: "This conversation has no such line." for k in sorted(given - keys)}
+        errors = {
+            k: gettext("Please choose an emotion for this line.") for k in sorted(keys - given)
+        }
+        errors |= {k: gettext("This conversation has no such line.") for k in sorted(given - keys)}
         if errors:
-            raise InvalidAnswer("Please choose an emotion for every line.", fields=errors)
+            raise InvalidAnswer(gettext("Please choose an emotion for every line."), fields=errors)
         min_ms = float(parameters["min_seconds_per_utterance"]) * 1000
         if spent_ms < n * min_ms:
             raise InvalidAnswer(
-                f"You labeled {n} lines in {spent_ms / 1000:.1f} s. Please take at least "
-                f"{min_ms / 1000:g} s to think about each line before answering."
+                gettext(
+                    "You labeled %(n)s lines in %(spent).1f s. Please take at least "
+                    "%(least)g s to think about each line before answering."
+                )
+                % {"n": n, "spent": spent_ms / 1000, "least": min_ms / 1000}
             )
         timing = answers.get("timing")
         if timing not in (None, ""):
@@ -262,7 +292,8 @@ class EmotionLinesProtocol(Protocol):
             f"An utterance's label is the one with {need} of its votes, otherwise "
             f"{parameters['fallback_label']} (EmotionLines' rule as its data "
             "applies it). Fleiss' kappa per source over utterances with the usual number of "
-            "votes; 95% CI by a bootstrap over utterances."
+            "votes; 95% CI by a bootstrap over dialogues (a dialogue's utterances share its "
+            "context and workers)."
         )
         if not report.tables["distribution"].empty:
             report.figures["distribution"] = distribution_figure(report.tables["distribution"])
@@ -361,7 +392,9 @@ def _timing_check(timing: Any, n: int, min_ms: float, spent_ms: int) -> None:
         try:
             timing = json.loads(timing)
         except json.JSONDecodeError:
-            raise InvalidAnswer("The page sent unreadable answer times; please reload.") from None
+            raise InvalidAnswer(
+                gettext("The page sent unreadable answer times; please reload.")
+            ) from None
     if (
         not isinstance(timing, list)
         or len(timing) != n
@@ -375,153 +408,23 @@ def _timing_check(timing: Any, n: int, min_ms: float, spent_ms: int) -> None:
             for t in timing
         )
     ):
-        raise InvalidAnswer("The page sent answer times that do not fit the conversation.")
+        raise InvalidAnswer(gettext("The page sent answer times that do not fit the conversation."))
     errors = {}
     previous = 0.0
     for i, (shown, answered) in enumerate(timing):
         if answered - shown < min_ms:
-            errors[utterance_key(i)] = (
-                f"Line {i + 1} was answered {max(answered - shown, 0) / 1000:.1f} s after it was "
-                f"shown; please take at least {min_ms / 1000:g} s."
-            )
+            errors[utterance_key(i)] = gettext(
+                "Line %(line)s was answered %(after).1f s after it was shown; please take at "
+                "least %(least)g s."
+            ) % {"line": i + 1, "after": max(answered - shown, 0) / 1000, "least": min_ms / 1000}
         elif shown < previous or answered > spent_ms + TIMING_SLACK_MS:
-            errors[utterance_key(i)] = f"The time of line {i + 1} is not possible; please reload."
+            errors[utterance_key(i)] = gettext(
+                "The time of line %(line)s is not possible; please reload."
+            ) % {"line": i + 1}
         previous = answered
     if errors:
         raise InvalidAnswer(
-            f"Please take at least {min_ms / 1000:g} s to think about each line.", fields=errors
+            gettext("Please take at least %(least)g s to think about each line.")
+            % {"least": min_ms / 1000},
+            fields=errors,
         )
-
-
-# --- aggregation and the report (pure pandas) -----------------------------------------------
-
-
-def utterance_votes(
-    items: pd.DataFrame, judgments: pd.DataFrame, labels: Sequence[str]
-) -> pd.DataFrame:
-    """Return one row per judged utterance: item, utterance, source, dialogue, votes per label.
-
-    Votes outside ``labels`` (a label set changed mid-campaign) are not counted.
-    """
-    columns = ["item", "utterance", "source", *labels]
-    if judgments.empty:
-        return pd.DataFrame(columns=columns)
-    j = judgments[judgments["question"].astype(str).str.fullmatch(r"u\d{1,3}")]
-    j = j.assign(utterance=j["question"].str[1:].astype(int))
-    j = j[j["value"].isin(list(labels))]
-    table = (
-        j.groupby(["item", "utterance", "value"])
-        .size()
-        .unstack("value", fill_value=0)
-        .reindex(columns=list(labels), fill_value=0)
-        .reset_index()
-    )
-    sources = items.set_index("item")["payload"].map(lambda p: p.get("source") or "")
-    table.insert(2, "source", table["item"].map(sources).fillna(""))
-    table.columns.name = None
-    return table[columns]
-
-
-def gold_labels(
-    counts: pd.DataFrame, labels: Sequence[str], parameters: Mapping[str, Any]
-) -> pd.DataFrame:
-    """Return per utterance its gold ``label`` by the EmotionLines rule and its ``votes``."""
-    columns = ["item", "utterance", "source", "label", "votes"]
-    if counts.empty:
-        return pd.DataFrame(columns=columns)
-    table = counts[list(labels)].to_numpy()
-    gold = aggregation.emotionlines_labels(
-        table,
-        list(labels),
-        threshold=parameters.get("vote_threshold"),
-        fallback=parameters.get("fallback_label", NON_NEUTRAL),
-    )
-    return counts[["item", "utterance", "source"]].assign(
-        label=gold.to_numpy(), votes=table.sum(axis=1)
-    )[columns]
-
-
-def label_distribution(
-    gold: pd.DataFrame, labels: Sequence[str], *, fallback: str = NON_NEUTRAL
-) -> pd.DataFrame:
-    """Return per source (and overall) utterances, dialogues and % of each label (Table 4).
-
-    ``gold`` has ``item`` (the dialogue), ``source`` and ``label`` per utterance.
-    """
-    names = [*labels, fallback]
-    columns = ["source", "dialogues", "utterances", *names]
-    if gold.empty:
-        return pd.DataFrame(columns=columns)
-    parts = [(s or "(none)", g) for s, g in gold.groupby("source", sort=True)]
-    if len(parts) > 1:
-        parts.append(("all", gold))
-    rows = []
-    for source, part in parts:
-        shares = part["label"].value_counts(normalize=True).reindex(names, fill_value=0) * 100
-        rows.append(
-            {"source": source, "dialogues": part["item"].nunique(), "utterances": len(part)}
-            | shares.to_dict()
-        )
-    return pd.DataFrame(rows, columns=columns)
-
-
-def kappa_by_source(
-    counts: pd.DataFrame, labels: Sequence[str], *, n_boot: int = 1000
-) -> pd.DataFrame:
-    """Return Fleiss' kappa per source (and overall) with a bootstrap 95% CI over utterances.
-
-    Fleiss' kappa needs the same number of raters on every utterance: each source uses the
-    utterances with its most common number of votes, and says how many it left out.
-    """
-    columns = ["source", "utterances", "raters", "kappa", "ci_low", "ci_high", "note"]
-    if counts.empty:
-        return pd.DataFrame(columns=columns)
-    counts = counts.assign(_n=counts[list(labels)].sum(axis=1))
-    parts = [(s or "(none)", g) for s, g in counts.groupby("source", sort=True)]
-    if len(parts) > 1:
-        parts.append(("all", counts))
-    rows = []
-    for source, part in parts:
-        raters = int(part["_n"].mode().max())
-        used = part[part["_n"] == raters]
-        note = f"{len(part) - len(used)} utterance(s) with other vote counts left out"
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", agreement.AgreementUndefinedWarning)
-            if raters < 2:
-                estimate = agreement.Estimate(np.nan, np.nan, np.nan)
-                note = "fewer than two votes per utterance"
-            else:
-                table = used[list(labels)].to_numpy()
-                estimate = (
-                    agreement.fleiss_kappa_ci(table, n_boot=n_boot)
-                    if n_boot
-                    else agreement.Estimate(agreement.fleiss_kappa(table), np.nan, np.nan)
-                )
-        if caught:
-            note = str(caught[-1].message)
-        rows.append(
-            {
-                "source": source,
-                "utterances": len(used),
-                "raters": raters,
-                "kappa": estimate.value,
-                "ci_low": estimate.low,
-                "ci_high": estimate.high,
-                "note": note if len(part) != len(used) or caught or raters < 2 else "",
-            }
-        )
-    return pd.DataFrame(rows, columns=columns)
-
-
-def distribution_figure(distribution: pd.DataFrame) -> Any:
-    """Return a bar figure of the label shares per source."""
-    names = [c for c in distribution.columns if c not in ("source", "dialogues", "utterances")]
-    bars = distribution.melt(id_vars="source", value_vars=names, var_name="label", value_name="pct")
-    return reports.bar_figure(
-        bars.assign(none=0.0),
-        group="label",
-        bar="source",
-        value="pct",
-        error="none",
-        ylabel="% of utterances",
-    )

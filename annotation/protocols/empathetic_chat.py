@@ -18,43 +18,44 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+from django.utils.translation import gettext, gettext_noop
 
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import Protocol, Question, Reliability, Report
+from annotation.protocols.base import LiveChat, Question, Report
 
 EMOTIONS: tuple[str, ...] = (
-    "surprised",
-    "excited",
-    "angry",
-    "proud",
-    "sad",
-    "annoyed",
-    "grateful",
-    "lonely",
-    "afraid",
-    "terrified",
-    "guilty",
-    "impressed",
-    "disgusted",
-    "hopeful",
-    "confident",
-    "furious",
-    "anxious",
-    "anticipating",
-    "joyful",
-    "nostalgic",
-    "disappointed",
-    "prepared",
-    "jealous",
-    "content",
-    "devastated",
-    "embarrassed",
-    "caring",
-    "sentimental",
-    "trusting",
-    "ashamed",
-    "apprehensive",
-    "faithful",
+    gettext_noop("surprised"),
+    gettext_noop("excited"),
+    gettext_noop("angry"),
+    gettext_noop("proud"),
+    gettext_noop("sad"),
+    gettext_noop("annoyed"),
+    gettext_noop("grateful"),
+    gettext_noop("lonely"),
+    gettext_noop("afraid"),
+    gettext_noop("terrified"),
+    gettext_noop("guilty"),
+    gettext_noop("impressed"),
+    gettext_noop("disgusted"),
+    gettext_noop("hopeful"),
+    gettext_noop("confident"),
+    gettext_noop("furious"),
+    gettext_noop("anxious"),
+    gettext_noop("anticipating"),
+    gettext_noop("joyful"),
+    gettext_noop("nostalgic"),
+    gettext_noop("disappointed"),
+    gettext_noop("prepared"),
+    gettext_noop("jealous"),
+    gettext_noop("content"),
+    gettext_noop("devastated"),
+    gettext_noop("embarrassed"),
+    gettext_noop("caring"),
+    gettext_noop("sentimental"),
+    gettext_noop("trusting"),
+    gettext_noop("ashamed"),
+    gettext_noop("apprehensive"),
+    gettext_noop("faithful"),
 )
 ROLES = ("speaker", "listener")
 # A candidate sentence end: a run of . ! ? … (closing quotes or brackets after it) followed by
@@ -165,13 +166,14 @@ def labels_offer(
     return (unused + used)[:k]
 
 
-class EmpatheticChatProtocol(Protocol):
+class EmpatheticChatProtocol(LiveChat):
     """Two workers write situations and hold two conversations with the roles swapped."""
 
     name = "empathetic_chat"
     title = "Empathetic dialogue collection (two live workers)"
     template_name = "annotation/chat.html"
-    live_chat = True
+    chat_mode = "pair"
+    seats_needed = 2  # two conversations per pair, roles swapped
     # "Frequent workers were limited to 100 conversations" (PROTOCOLS.md §1).
     default_max_items_per_worker = 100
 
@@ -230,26 +232,32 @@ class EmpatheticChatProtocol(Protocol):
         problem (a label not offered, too few or many words or sentences)."""
         errors: dict[str, str] = {}
         if emotion not in offered:
-            errors["emotion"] = "Choose one of the three feelings offered."
+            errors["emotion"] = gettext("Choose one of the three feelings offered.")
         if not isinstance(text, str) or not text.strip():
-            errors["situation"] = "Describe a situation in which you felt that way."
+            errors["situation"] = gettext("Describe a situation in which you felt that way.")
         else:
             text = " ".join(text.split())
             n_words, n_sentences = len(words(text)), sentences(text)
             low, high = parameters["situation_min_words"], parameters["situation_max_words"]
             most = parameters["situation_max_sentences"]
             if n_words < low:
-                errors["situation"] = f"Please write at least {low} words (you wrote {n_words})."
+                errors["situation"] = gettext(
+                    "Please write at least %(least)s words (you wrote %(n)s)."
+                ) % {"least": low, "n": n_words}
             elif n_words == 0:
-                errors["situation"] = f"Please describe it in words (1 to {most} sentences)."
+                errors["situation"] = gettext(
+                    "Please describe it in words (1 to %(most)s sentences)."
+                ) % {"most": most}
             elif n_words > high:
-                errors["situation"] = f"Please keep it to {high} words (you wrote {n_words})."
+                errors["situation"] = gettext(
+                    "Please keep it to %(most)s words (you wrote %(n)s)."
+                ) % {"most": high, "n": n_words}
             elif n_sentences > most:
-                errors["situation"] = (
-                    f"Please write 1 to {most} sentences (you wrote {n_sentences})."
-                )
+                errors["situation"] = gettext(
+                    "Please write 1 to %(most)s sentences (you wrote %(n)s)."
+                ) % {"most": most, "n": n_sentences}
         if errors:
-            raise InvalidAnswer("Please check your situation.", fields=errors)
+            raise InvalidAnswer(gettext("Please check your situation."), fields=errors)
         return str(emotion), str(text)
 
     def report(
@@ -281,17 +289,6 @@ class EmpatheticChatProtocol(Protocol):
             "between 1.9% and 5.1%). Partial conversations (a partner left) are kept, flagged "
             "and counted apart; pasted text is flagged for review, never rejected by itself."
         )
-
-    def simulate_answers(
-        self,
-        parameters: Mapping[str, Any],
-        payload: Mapping[str, Any],
-        shown: Mapping[str, Any],
-        truth: Mapping[str, Any] | None,
-        reliability: Reliability,
-        rng: random.Random,
-    ) -> dict[str, str]:
-        raise InvalidParameters("ED collection is a live chat between people; nothing to simulate.")
 
 
 def conversations_table(dialogues: pd.DataFrame) -> pd.DataFrame:

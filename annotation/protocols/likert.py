@@ -14,34 +14,56 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
-from annotation import reports
+from annotation import reports, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import Protocol, Question, Reliability, Report, context_clean
+from annotation.protocols.base import (
+    GoldChecks,
+    Question,
+    Reliability,
+    Report,
+    ResponseItems,
+    Simulated,
+    context_clean,
+)
 
-# The published wording (Rashkin et al. 2019, §5.2 and the crowdsourcing appendix).
+# The published wording (Rashkin et al. 2019, §5.2 and the crowdsourcing appendix); marked
+# for translation and translated on the worker's page, where a researcher's own wording
+# stays as written (docs/protocols.md, "Languages").
 ASPECTS: list[dict[str, str]] = [
     {
         "key": "empathy",
-        "name": "Empathy/Sympathy",
-        "question": "Did the responses show understanding of the feelings of the person "
-        "talking about their experience?",
+        "name": gettext_noop("Empathy/Sympathy"),
+        "question": gettext_noop(
+            "Did the responses show understanding of the feelings of the person "
+            "talking about their experience?"
+        ),
     },
     {
         "key": "relevance",
-        "name": "Relevance",
-        "question": "Did the responses seem appropriate to the conversation? Were they on-topic?",
+        "name": gettext_noop("Relevance"),
+        "question": gettext_noop(
+            "Did the responses seem appropriate to the conversation? Were they on-topic?"
+        ),
     },
     {
         "key": "fluency",
-        "name": "Fluency",
-        "question": "Could you understand the responses? Did the language seem accurate?",
+        "name": gettext_noop("Fluency"),
+        "question": gettext_noop(
+            "Could you understand the responses? Did the language seem accurate?"
+        ),
     },
 ]
 SCALE: dict[str, Any] = {
     "min": 1,
     "max": 5,
-    "anchors": {"1": "not at all", "3": "somewhat", "5": "very much"},
+    "anchors": {
+        "1": gettext_noop("not at all"),
+        "3": gettext_noop("somewhat"),
+        "5": gettext_noop("very much"),
+    },
 }
 # Standard deviation of a simulated worker's rating around the item's true score.
 _SIM_NOISE = {"good": 0.5, "noisy": 1.3}
@@ -57,7 +79,7 @@ def _digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-class LikertProtocol(Protocol):
+class LikertProtocol(ResponseItems, GoldChecks, Simulated):
     """Rate one response on several 1–5 scales."""
 
     name = "likert"
@@ -161,8 +183,9 @@ class LikertProtocol(Protocol):
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:
         scale = parameters["scale"]
         anchors = scale.get("anchors", {})
+        # The anchors in the active language (the published ones; a researcher's own as written).
         choices = tuple(
-            (str(v), f"{v} – {anchors[str(v)]}" if str(v) in anchors else str(v))
+            (str(v), f"{v} – {_(anchors[str(v)])}" if str(v) in anchors else str(v))
             for v in range(scale["min"], scale["max"] + 1)
         )
         return [
@@ -180,7 +203,7 @@ class LikertProtocol(Protocol):
         for key in keys:
             raw = answers.get(key)
             if raw is None or raw == "":
-                errors[key] = "Please choose a rating."
+                errors[key] = _("Please choose a rating.")
                 continue
             value: int | None = None
             if _is_int(raw):
@@ -194,15 +217,17 @@ class LikertProtocol(Protocol):
             else:
                 cleaned[key] = value
         for extra in sorted(set(answers) - set(keys)):
-            errors[str(extra)[:64]] = "This study asks no such question."
+            errors[str(extra)[:64]] = _("This study asks no such question.")
         if errors:
-            raise InvalidAnswer("Some answers are missing or not valid.", fields=errors)
+            raise InvalidAnswer(_("Some answers are missing or not valid."), fields=errors)
         return cleaned
 
     def report(
         self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
     ) -> Report:
-        report = Report(title="Likert ratings: mean ± SEM per model and aspect")
+        report = Report(
+            title="Likert ratings: mean with 95% CI per model and aspect (paper style: mean ± SEM)"
+        )
         aspects = {a["key"]: a["name"] for a in parameters["aspects"]}
         models = items.assign(model=items["payload"].map(lambda p: p["model"]))[["item", "model"]]
         data = judgments[judgments["question"].isin(list(aspects))].merge(models, on="item")
@@ -212,6 +237,7 @@ class LikertProtocol(Protocol):
             reference=parameters["reference_model"],
             highlight_sem=float(parameters["highlight_sem"]),
         )
+        scores = _with_intervals(scores, data, reference=parameters["reference_model"])
         order = {key: i for i, key in enumerate(aspects)}
         scores = scores.sort_values(
             ["aspect", "model"],
@@ -237,8 +263,13 @@ class LikertProtocol(Protocol):
                 f"The reference model {parameters['reference_model']!r} has no ratings."
             )
         report.notes.append(
-            f"Highlighted (*): mean more than {parameters['highlight_sem']} of its own SEMs "
-            "above the reference model's mean on the same aspect."
+            "95% CIs: crossed items×raters (the raters' leniency and each item's ratings "
+            "counted; docs/statistics.md), t on Satterthwaite's degrees of freedom. "
+            "Highlighted (*): above the reference model on the same aspect, Holm-adjusted "
+            "p < 0.05 over all comparisons of this report (diff, p_holm). Paper style (ED): "
+            "mean ± 1 SEM over ratings taken as independent, * more than "
+            f"{parameters['highlight_sem']} of its own SEMs above the reference "
+            "(paper_highlighted)."
         )
         if not scores.empty:
             report.figures["likert"] = reports.bar_figure(
@@ -246,8 +277,8 @@ class LikertProtocol(Protocol):
                 group="aspect",
                 bar="model",
                 value="mean",
-                error="sem",
-                ylabel="mean rating ± SEM",
+                error=("ci_low", "ci_high"),
+                ylabel="mean rating (95% CI, crossed items×raters)",
                 ylim=(parameters["scale"]["min"], parameters["scale"]["max"]),
                 marked=parameters["reference_model"],
             )
@@ -296,19 +327,54 @@ def likert_scores(data: pd.DataFrame, *, reference: str, highlight_sem: float) -
     return scores[columns].sort_values(["aspect", "model"], ignore_index=True)
 
 
+def _with_intervals(scores: pd.DataFrame, data: pd.DataFrame, *, reference: str) -> pd.DataFrame:
+    """Add the crossed 95% CIs and Holm decisions to the paper-style scores (same rows).
+
+    The paper's 2-SEM mark becomes ``paper_highlighted``; ``highlighted`` is Holm's decision.
+    """
+    columns = ["model", "aspect", "n", "mean", "ci_low", "ci_high", "ci_method", "diff"]
+    columns += ["diff_low", "diff_high", "p", "p_holm", "highlighted", "reference"]
+    columns += ["sd", "sem", "paper_highlighted"]
+    if scores.empty:
+        return pd.DataFrame(columns=columns)
+    ratings = data.rename(columns={"question": "aspect"})
+    intervals = uncertainty.mean_comparisons(ratings, reference=reference or None)
+    merged = scores.rename(columns={"highlighted": "paper_highlighted"}).merge(
+        intervals.drop(columns="better"), on=["model", "aspect"], how="left"
+    )
+    merged["highlighted"] = (
+        (merged["p_holm"] < 0.05) & (merged["diff"] > 0) & ~merged["reference"].astype(bool)
+    )
+    return merged[columns]
+
+
 def likert_summary(scores: pd.DataFrame) -> pd.DataFrame:
-    """Pivot scores to one row per model: "mean ± SEM (n)" per aspect, marks as in the paper."""
+    """Pivot scores to one row per model: per aspect "mean [95% CI] (n)" with Holm's mark,
+    and beside it the paper style "mean ± SEM (n)" with the paper's 2-SEM mark."""
 
     def cell(row: pd.Series) -> str:
-        sem = "n/a" if math.isnan(row["sem"]) else f"{row['sem']:.2f}"
+        ci = "n/a" if math.isnan(row["ci_low"]) else f"{row['ci_low']:.2f}, {row['ci_high']:.2f}"
         mark = "*" if row["highlighted"] else ""
+        return f"{row['mean']:.2f} [{ci}] (n={row['n']}){mark}"
+
+    def paper(row: pd.Series) -> str:
+        sem = "n/a" if math.isnan(row["sem"]) else f"{row['sem']:.2f}"
+        mark = "*" if row["paper_highlighted"] else ""
         return f"{row['mean']:.2f} ± {sem} (n={row['n']}){mark}"
 
     if scores.empty:
         return pd.DataFrame()
-    table = scores.assign(cell=scores.apply(cell, axis=1)).pivot(
-        index="model", columns="aspect", values="cell"
-    )[list(dict.fromkeys(scores["aspect"]))]
+    aspects = list(dict.fromkeys(scores["aspect"]))
+    cells = scores.assign(cell=scores.apply(cell, axis=1), paper=scores.apply(paper, axis=1))
+    table = pd.concat(
+        [
+            cells.pivot(index="model", columns="aspect", values="cell")[aspects],
+            cells.pivot(index="model", columns="aspect", values="paper")[aspects].rename(
+                columns=lambda a: f"{a} (paper style)"
+            ),
+        ],
+        axis=1,
+    )[[c for a in aspects for c in (a, f"{a} (paper style)")]]
     table.columns.name = None
     reference = set(scores.loc[scores["reference"], "model"])
     table.index = [f"{m} (reference)" if m in reference else m for m in table.index]

@@ -19,17 +19,29 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from matplotlib.figure import Figure
 
-from annotation import ranking, reports
+from annotation import adaptive, ranking, reports
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import Protocol, Question, Reliability, Report, context_clean
+from annotation.protocols.base import (
+    GoldChecks,
+    ModelPairs,
+    Question,
+    Reliability,
+    Report,
+    ResponseItems,
+    Simulated,
+    context_clean,
+)
 
+# The answers' labels, translated on the worker's page.
 CHOICES: tuple[tuple[str, str], ...] = (
-    ("first", "The first response"),
-    ("second", "The second response"),
-    ("both", "Both equally"),
-    ("neither", "Neither"),
+    ("first", gettext_noop("The first response")),
+    ("second", gettext_noop("The second response")),
+    ("both", gettext_noop("Both equally")),
+    ("neither", gettext_noop("Neither")),
 )
 # A stored choice, given the order shown, as an outcome of ranking.OUTCOMES.
 _OUTCOME = {"both": "both", "neither": "neither"}
@@ -75,7 +87,7 @@ def pairwise_items(
     return items, skipped
 
 
-class PairwiseProtocol(Protocol):
+class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs):
     """Choose the better of two responses, or both, or neither."""
 
     name = "pairwise"
@@ -88,18 +100,21 @@ class PairwiseProtocol(Protocol):
         "min_judgments_per_pair": "At least 50 judgments per model pair (PROTOCOLS.md §3).",
         "groups": "Named groups of pairs averaged in the report, e.g. generation vs retrieval "
         "(PROTOCOLS.md §3; ED Table 5). {} for none.",
-        "bt_prior": "Virtual wins per pair that steady the Bradley–Terry ranking (evalsite's "
-        "choice; not in the paper).",
-        "n_boot": "Bootstrap resamples for the ranking's confidence intervals (evalsite's choice).",
+        "bt_prior": "Virtual wins each way per model pair added to the Bradley–Terry fit, which "
+        "shrink strengths toward each other (0: none; Firth's penalty already keeps them "
+        "finite; evalsite's choice, not in the paper).",
+        "n_boot": "Bootstrap resamples for the agreement intervals (evalsite's choice).",
+        **adaptive.PARAMETER_HELP,
     }
 
     def default_parameters(self) -> dict[str, Any]:
         return {
-            "question": "Which response is better in this conversation?",
+            "question": gettext_noop("Which response is better in this conversation?"),
             "min_judgments_per_pair": 50,
             "groups": {},
-            "bt_prior": 0.5,
+            "bt_prior": 0.0,
             "n_boot": 1000,
+            **adaptive.PARAMETERS,
         }
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
@@ -164,8 +179,22 @@ class PairwiseProtocol(Protocol):
     def presentation(
         self, parameters: Mapping[str, Any], payload: Mapping[str, Any], seed: str
     ) -> dict[str, Any]:
-        flip = int(hashlib.sha256(seed.encode()).hexdigest(), 16) % 2
-        return {"order": ["b", "a"] if flip else ["a", "b"]}
+        return order_shown(seed)
+
+    def judgment_winner(
+        self,
+        payload: Mapping[str, Any],
+        question: str,
+        value: Any,
+        presentation: Mapping[str, Any] | None,
+    ) -> str | None:
+        """Return the model chosen (its name from the payload), or "both" / "neither"."""
+        if question != "choice":
+            return None
+        side = outcome(value, presentation)
+        if side in ("a", "b"):
+            return str(payload.get(f"model_{side}", "")) or None
+        return side
 
     def clean_answers(
         self, parameters: Mapping[str, Any], answers: Mapping[str, Any]
@@ -173,13 +202,13 @@ class PairwiseProtocol(Protocol):
         errors: dict[str, str] = {}
         raw = answers.get("choice")
         if raw is None or raw == "":
-            errors["choice"] = "Please choose one of the four answers."
+            errors["choice"] = _("Please choose one of the four answers.")
         elif not isinstance(raw, str) or raw not in dict(CHOICES):  # a list is unhashable
             errors["choice"] = f"Choose first, second, both or neither, not {str(raw)[:20]!r}."
         for extra in sorted(set(answers) - {"choice"}):
-            errors[str(extra)[:64]] = "This study asks no such question."
+            errors[str(extra)[:64]] = _("This study asks no such question.")
         if errors:
-            raise InvalidAnswer("Some answers are missing or not valid.", fields=errors)
+            raise InvalidAnswer(_("Some answers are missing or not valid."), fields=errors)
         return {"choice": raw}
 
     def clean_gold(
@@ -220,11 +249,10 @@ class PairwiseProtocol(Protocol):
         models = sorted(set(data["a"].unique()) | set(data["b"].unique()))
         matrix = ranking.ratio_matrix(pairs, models)
         report.tables["ratios"] = matrix.reset_index()
+        report.tables["win_rates"] = ranking.win_rates(data)
         if parameters["groups"]:
             report.tables["groups"] = ranking.group_ratios(matrix, parameters["groups"])
-        rankings = ranking.bradley_terry_components(
-            data, prior=float(parameters["bt_prior"]), n_boot=int(parameters["n_boot"])
-        )
+        rankings = ranking.bradley_terry_components(data, prior=float(parameters["bt_prior"]))
         if len(rankings) == 1:
             report.tables["bradley_terry"] = rankings[0]
         else:  # one ranking per component, never one across them
@@ -256,10 +284,14 @@ class PairwiseProtocol(Protocol):
         report.notes.append(
             "Ratio = times the row model was chosen over the column model : the reverse; "
             "'both' and 'neither' count for neither side. Bradley–Terry strengths are log-"
-            "strengths (mean 0) with 'both' as half a win each way and 'neither' left out "
-            f"({parameters['bt_prior']} virtual wins each way per pair that met); 95% CIs are "
-            "a bootstrap over items."
+            "strengths (mean 0), Firth's penalised estimates with 'both' as half a win each "
+            f"way and 'neither' left out ({parameters['bt_prior']} virtual wins each way per "
+            "pair that met); 95% CIs are Wald intervals widened by the design effect of items "
+            "and workers. Win rate = share of model_a's wins among the pair's "
+            "decisive judgments; its 95% CI is crossed items×raters (a worker who judges many "
+            "items of a pair counted), Wilson on the effective size."
         )
+        report.notes.append(adaptive.allocation_note(parameters))
         report.figures["ratio_heatmap"] = heatmap_figure(matrix)
         report.figures["bradley_terry"] = ranking_figure(rankings)
         return report
@@ -287,6 +319,13 @@ class PairwiseProtocol(Protocol):
         better = "a" if qa > qb else "b"
         order = shown.get("order") or ["a", "b"]
         return {"choice": "first" if order[0] == better else "second"}
+
+
+def order_shown(seed: str) -> dict[str, Any]:
+    """Return which side is shown first, drawn from ``seed`` (stable for a worker and item):
+    the presentation of A/B and ACUTE-Eval items."""
+    flip = int(hashlib.sha256(seed.encode()).hexdigest(), 16) % 2
+    return {"order": ["b", "a"] if flip else ["a", "b"]}
 
 
 def outcome(choice: Any, presentation: Mapping[str, Any] | None) -> str | None:

@@ -12,34 +12,44 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
-from annotation import aggregation, agreement, reports
+from annotation import aggregation, agreement, reports, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import Protocol, Question, Reliability, Report
+from annotation.protocols.base import (
+    GoldChecks,
+    Question,
+    Reliability,
+    Report,
+    ResponseItems,
+    Simulated,
+)
 from annotation.protocols.likert import LikertProtocol, likert_items
 
-# Meena's instructions (Adiwardana et al. 2020, §2.1 and Appendix).
-SENSIBLE = (
+# Meena's instructions (Adiwardana et al. 2020, §2.1 and Appendix); translated on the
+# worker's page (a researcher's own wording stays as written).
+SENSIBLE = gettext_noop(
     "Does the response make sense? Use your common sense: is it completely reasonable in "
     "context? If anything seems off (confusing, illogical, out of context, factually wrong), "
     "it does not make sense."
 )
-SPECIFIC = (
+SPECIFIC = gettext_noop(
     "Is the response specific to the context? A response that could be used in dozens of "
     'different contexts is not specific ("That\'s nice" to "I love tennis").'
 )
-YES_NO: tuple[tuple[str, str], ...] = (("yes", "Yes"), ("no", "No"))
+YES_NO: tuple[tuple[str, str], ...] = (("yes", gettext_noop("Yes")), ("no", gettext_noop("No")))
 QUESTIONS = ("sensible", "specific")
 # Probability that a simulated worker of each reliability answers a question correctly.
 _SIM_ACCURACY = {"good": 0.9, "noisy": 0.7}
 
 
-class SSAProtocol(Protocol):
+class SSAProtocol(ResponseItems, GoldChecks, Simulated):
     """Label a response sensible or not, then (if sensible) specific or not."""
 
     name = "ssa"
@@ -101,19 +111,19 @@ class SSAProtocol(Protocol):
         errors: dict[str, str] = {}
         sensible, specific = answers.get("sensible"), answers.get("specific")
         if sensible in (None, ""):
-            errors["sensible"] = "Please say whether the response makes sense."
+            errors["sensible"] = _("Please say whether the response makes sense.")
         elif sensible not in ("yes", "no"):
             errors["sensible"] = f"Answer yes or no, not {str(sensible)[:20]!r}."
         if specific not in (None, "", "yes", "no"):
             errors["specific"] = f"Answer yes or no, not {str(specific)[:20]!r}."
         elif sensible == "no" and specific == "yes":
-            errors["specific"] = "A response that does not make sense cannot be specific."
+            errors["specific"] = _("A response that does not make sense cannot be specific.")
         elif sensible == "yes" and specific in (None, ""):
-            errors["specific"] = "Please say whether the response is specific."
+            errors["specific"] = _("Please say whether the response is specific.")
         for extra in sorted(set(answers) - set(QUESTIONS)):
-            errors[str(extra)[:64]] = "This study asks no such question."
+            errors[str(extra)[:64]] = _("This study asks no such question.")
         if errors:
-            raise InvalidAnswer("Some answers are missing or not valid.", fields=errors)
+            raise InvalidAnswer(_("Some answers are missing or not valid."), fields=errors)
         # Not sensible ⇒ not specific, by Meena's rule; the worker is never asked.
         return {"sensible": sensible, "specific": specific if sensible == "yes" else "no"}
 
@@ -121,12 +131,18 @@ class SSAProtocol(Protocol):
         self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
     ) -> Report:
         report = Report(title="Sensibleness and specificity (SSA) per model")
-        n_boot = int(parameters["n_boot"])
+        n_boot = uncertainty.report_options().n_boot or int(parameters["n_boot"])
         labels = ssa_labels(items, judgments)
-        scores = ssa_scores(labels, n_boot=n_boot)
+        scores = ssa_scores(labels, n_boot=n_boot, judgments=judgments)
         report.tables["scores"] = scores
         report.tables["agreement"] = ssa_agreement(judgments, n_boot=n_boot)
         ties = int(labels[["sensible", "specific"]].isna().any(axis=1).sum()) if len(labels) else 0
+        if uncertainty.report_options().aggregate != "majority":
+            # The crossed intervals linearise each response's majority through its votes.
+            report.notes.append(
+                "SSA labels each response by the majority of its workers whatever the chosen "
+                "aggregation: the intervals are built on the majority vote."
+            )
         if ties:
             report.notes.append(
                 f"{ties} response(s) had tied votes on a question and are left out of that "
@@ -135,7 +151,8 @@ class SSAProtocol(Protocol):
         report.notes.append(
             "Each response's label is the majority of its workers per question; not sensible "
             "counts as not specific. SSA is the average of sensibleness and specificity. "
-            "95% CIs are a bootstrap over responses."
+            "95% CIs (ci_method): crossed items×raters — the workers' leniency and each "
+            "response's votes counted (docs/statistics.md) — Wilson on the effective size."
         )
         if not scores.empty:
             report.figures["ssa"] = reports.bar_figure(
@@ -210,30 +227,114 @@ def ssa_labels(items: pd.DataFrame, judgments: pd.DataFrame) -> pd.DataFrame:
     return table.rename_axis("item").reset_index()[columns]
 
 
-def ssa_scores(labels: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+def ssa_scores(
+    labels: pd.DataFrame,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    judgments: pd.DataFrame | None = None,
+    conversations: pd.Series | None = None,
+    level: float | None = None,
+) -> pd.DataFrame:
     """Return per model: responses, sensibleness, specificity and SSA in % with 95% CIs.
 
-    The CIs are percentiles of a bootstrap over the model's responses.
+    The CI's method (``ci_method``) follows the design: with the workers' ``judgments``
+    (static SSA, several workers per response from one pool) the crossed items x raters
+    interval, the workers' leniency estimated from every model's votes; with each item's
+    conversation (``conversations``, interactive SSA: one worker labels a chat's turns) a
+    bootstrap over conversations; otherwise a bootstrap over the model's responses. The
+    report options set the level (unless given), the resamples and the seed; their method
+    "independent" uses the bootstrap over responses (or turns) in every case.
     """
+    options = uncertainty.report_options()
+    level = options.level if level is None else level
+    n_boot = options.n_boot or n_boot
+    seed = options.seed if options.seed else seed
+    if options.method == "independent":
+        judgments = conversations = None
     metrics = ("sensibleness", "specificity", "ssa")
     columns = ["model", "responses"] + [f"{m}{s}" for m in metrics for s in ("", "_low", "_high")]
+    columns.append("ci_method")
+    crossed = None
+    if judgments is not None and not judgments.empty:
+        crossed = _ssa_crossed(judgments, level)
     rows = []
     rng = np.random.default_rng(seed)
+    tail = (100 - 100 * level) / 2
     for model, part in labels.groupby("model", sort=True):
         sens = part["sensible"].astype(float).to_numpy()
         spec = part["specific"].astype(float).to_numpy()
         row: dict[str, Any] = {"model": model, "responses": len(part)}
         values = _ssa_triple(sens[None, :], spec[None, :])[0]
-        draws = np.empty((n_boot, 3))
-        if n_boot:
+        bounds = [(np.nan, np.nan)] * 3
+        if crossed is not None:
+            bounds, row["ci_method"] = crossed(part), uncertainty.CROSSED_WILSON
+        elif conversations is not None and n_boot:
+            chats = conversations.reindex(part["item"]).fillna("").to_numpy()
+            shares = uncertainty.cluster_bootstrap_means(
+                np.column_stack([sens, spec]), chats, n_boot=n_boot, seed=seed
+            )
+            draws = np.column_stack([shares * 100, shares.mean(axis=1) * 100])
+            bounds = list(zip(*np.nanpercentile(draws, [tail, 100 - tail], axis=0), strict=True))
+            row["ci_method"] = uncertainty.CLUSTER
+        elif n_boot:
             idx = rng.integers(0, len(part), (n_boot, len(part)))
             draws = _ssa_triple(sens[idx], spec[idx])
+            bounds = list(zip(*np.nanpercentile(draws, [tail, 100 - tail], axis=0), strict=True))
+            row["ci_method"] = "bootstrap over responses" + (
+                " (independent: comparison only)" if options.method == "independent" else ""
+            )
         for k, metric in enumerate(metrics):
             row[metric] = values[k]
-            low, high = np.nanpercentile(draws[:, k], [2.5, 97.5]) if n_boot else (np.nan, np.nan)
-            row[f"{metric}_low"], row[f"{metric}_high"] = low, high
+            row[f"{metric}_low"], row[f"{metric}_high"] = bounds[k]
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _ssa_crossed(
+    judgments: pd.DataFrame, level: float
+) -> Callable[[pd.DataFrame], list[tuple[float, float]]]:
+    """Return a function of one model's labels giving its crossed CIs (in %) per metric.
+
+    The raters' leniency (a 2 x 2 covariance over the sensible and specific votes) comes from
+    the votes of every model; a vote counts through whether it was pivotal for its response's
+    majority (docs/statistics.md, "Design-aware intervals").
+    """
+    answers = judgments[judgments["question"].isin(QUESTIONS)]
+    votes = (
+        answers.pivot_table(
+            index=["item", "rater"], columns="question", values="value", aggfunc="first"
+        )
+        .reindex(columns=list(QUESTIONS))
+        .reset_index()
+    )
+    votes.columns.name = None
+    for question in QUESTIONS:
+        votes[question] = votes[question].map({"yes": 1.0, "no": 0.0})
+    votes = votes.dropna(subset=list(QUESTIONS))
+    votes["ws"] = uncertainty.pivotal_weights(votes, "sensible")
+    votes["wp"] = uncertainty.pivotal_weights(votes, "specific")
+    effects = uncertainty.rater_effects(votes, list(QUESTIONS), weights=["ws", "wp"])
+    ds = uncertainty.majority_slopes(votes, "sensible")
+    dp = uncertainty.majority_slopes(votes, "specific")
+    slopes = [
+        votes.assign(s=ds, p=0.0),
+        votes.assign(s=0.0, p=dp),
+        votes.assign(s=ds / 2, p=dp / 2),
+    ]
+
+    def bounds(part: pd.DataFrame) -> list[tuple[float, float]]:
+        sens = pd.Series(part["sensible"].astype(float).to_numpy(), index=part["item"])
+        spec = pd.Series(part["specific"].astype(float).to_numpy(), index=part["item"])
+        out = []
+        for score, slope in zip((sens, spec, (sens + spec) / 2), slopes, strict=True):
+            est = uncertainty.crossed_mean(
+                score, slope, effects, columns=["s", "p"], level=level, proportion=True
+            )
+            out.append((est.low * 100, est.high * 100))
+        return out
+
+    return bounds
 
 
 def _ssa_triple(sens: np.ndarray, spec: np.ndarray) -> np.ndarray:

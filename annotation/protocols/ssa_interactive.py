@@ -12,6 +12,13 @@ Each bot turn becomes an Item of the campaign (its context and response, like a 
 item) when it is stored, and the worker's labels are Judgments on it, so the report, the
 exports and the worker-quality table read them like any other judgment. The report reuses
 the static SSA protocol's labels, scores and agreement functions.
+
+Closing ratings (off by default; ``end_ratings``): when the conversation is over, the worker
+rates the bot as a whole, 1–5 per question (by default ACUTE-Eval's four qualities asked of
+this one bot), with an optional comment, before the seat is done. They are stored once on the
+conversation (``Dialogue.metadata["ratings"]``, written by the chat's services under the
+Dialogue's row lock like every other change to it), not as Judgments: they rate a
+conversation, not an Item, and would otherwise enter the turn-level SSA reads.
 """
 
 from __future__ import annotations
@@ -20,10 +27,20 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from django.utils.translation import gettext, gettext_noop
 
-from annotation.exceptions import InvalidParameters
-from annotation.protocols.base import Protocol, Question, Reliability, Report, context_clean
+from annotation import uncertainty
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.protocols.base import (
+    LiveChat,
+    Question,
+    Reliability,
+    Report,
+    Simulated,
+    context_clean,
+)
 from annotation.protocols.empathetic_chat import _ranges_check
 from annotation.protocols.ssa import SSAProtocol, ssa_labels, ssa_scores
 
@@ -44,15 +61,38 @@ _RANGES: dict[str, tuple[int, int]] = {
     "heartbeat_s": (1, 120),
     "n_boot": (0, 100_000),
 }
+# The closing questions when ``end_ratings`` is on: ACUTE-Eval's four qualities (Li et al.
+# 2019, Table 2), asked of the one bot this worker talked to, each rated 1–5.
+END_QUESTIONS: list[dict[str, str]] = [
+    {
+        "key": "engaging",
+        "text": gettext_noop(
+            "How engaging was your partner? Would you want to talk to them for a long conversation?"
+        ),
+    },
+    {
+        "key": "interesting",
+        "text": gettext_noop("How interesting was your partner, rather than boring?"),
+    },
+    {"key": "human", "text": gettext_noop("How human did your partner sound?")},
+    {
+        "key": "knowledgeable",
+        "text": gettext_noop("How knowledgeable was your partner, rather than ignorant?"),
+    },
+]
+END_SCALE = (1, 5)
+END_MAX_QUESTIONS = 10
+END_COMMENT_MAX_CHARS = 2000
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-class InteractiveSSAProtocol(Protocol):
+class InteractiveSSAProtocol(LiveChat, Simulated):
     """Chat with a bot and label each of its turns sensible, then specific."""
 
     name = "ssa_interactive"
     title = "Interactive SSA (chat with a bot, label its turns)"
     template_name = "annotation/chat.html"
-    live_chat = True
+    chat_mode = "bot"
 
     def default_parameters(self) -> dict[str, Any]:
         return {
@@ -68,6 +108,9 @@ class InteractiveSSAProtocol(Protocol):
             "n_boot": 1000,
             "sensible_question": SSAProtocol().default_parameters()["sensible_question"],
             "specific_question": SSAProtocol().default_parameters()["specific_question"],
+            "end_ratings": False,
+            "end_questions": [dict(q) for q in END_QUESTIONS],
+            "end_comment": True,
         }
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
@@ -96,6 +139,7 @@ class InteractiveSSAProtocol(Protocol):
         for key in ("sensible_question", "specific_question"):
             if not isinstance(cleaned[key], str) or not cleaned[key].strip():
                 errors[key] = "Give the question's text."
+        errors.update(_end_parameters_check(cleaned))
         if errors:
             raise InvalidParameters("Invalid interactive SSA parameters.", fields=errors)
         return cleaned
@@ -130,7 +174,10 @@ class InteractiveSSAProtocol(Protocol):
     ) -> Report:
         report = Report(title="Interactive sensibleness and specificity (SSA) per model")
         labels = ssa_labels(items, judgments)
-        report.tables["scores"] = ssa_scores(labels, n_boot=int(parameters["n_boot"]))
+        chats = items.set_index("item")["payload"].map(lambda p: p.get("example") or "")
+        report.tables["scores"] = ssa_scores(
+            labels, n_boot=int(parameters["n_boot"]), conversations=chats
+        )
         opened_by = parameters["opened_by"]
         report.notes.append(
             f"Conversations {READINGS[opened_by]} with {parameters['opener']!r}, "
@@ -140,7 +187,7 @@ class InteractiveSSAProtocol(Protocol):
             "Each bot turn is labeled by the worker who chatted with the bot (a bot's opener "
             "is not labeled); not sensible counts as not specific. "
             "SSA is the average of sensibleness and specificity; 95% CIs are a bootstrap "
-            "over bot turns. Target: "
+            "over conversations (a chat's turns share the chat and its worker). Target: "
             f"{parameters['conversations_per_model']} conversations per model."
         )
         return report
@@ -178,6 +225,16 @@ class InteractiveSSAProtocol(Protocol):
                 f"Fewer than {parameters['conversations_per_model']} complete conversations "
                 f"for: {', '.join(short)}."
             )
+        # The closing ratings, whenever any were given (also if the step was since turned off).
+        order = [q["key"] for q in parameters["end_questions"]]
+        ratings = end_ratings_table(dialogues, order=order, n_boot=int(parameters["n_boot"]))
+        if len(ratings):
+            report.tables["closing_ratings"] = ratings
+            report.notes.append(
+                "Closing ratings: each worker rated the bot they talked to, 1–5 per question, "
+                "once, after the conversation; mean with a 95% CI, a bootstrap over "
+                "conversations."
+            )
 
     def simulate_answers(
         self,
@@ -189,3 +246,125 @@ class InteractiveSSAProtocol(Protocol):
         rng: random.Random,
     ) -> dict[str, str]:
         return SSAProtocol().simulate_answers(parameters, payload, shown, truth, reliability, rng)
+
+
+def _end_parameters_check(cleaned: Mapping[str, Any]) -> dict[str, str]:
+    """Return an error per invalid closing-ratings parameter."""
+    errors: dict[str, str] = {}
+    for key in ("end_ratings", "end_comment"):
+        if not isinstance(cleaned[key], bool):
+            errors[key] = "Must be true or false."
+    questions = cleaned["end_questions"]
+    if not isinstance(questions, list) or not 1 <= len(questions) <= END_MAX_QUESTIONS:
+        errors["end_questions"] = (
+            f"Give 1–{END_MAX_QUESTIONS} closing questions, each {{'key', 'text'}}."
+        )
+        return errors
+    keys: set[str] = set()
+    for n, question in enumerate(questions, start=1):
+        if not isinstance(question, dict) or set(question) != {"key", "text"}:
+            errors["end_questions"] = f"Question {n}: give exactly a 'key' and a 'text'."
+            break
+        key, text = question["key"], question["text"]
+        if (
+            not isinstance(key, str)
+            or not 0 < len(key) <= 32
+            or not set(key) <= _KEY_CHARS
+            or key[0].isdigit()
+        ):
+            errors["end_questions"] = (
+                f"Question {n}: the key must be 1–32 lowercase letters, digits or '_', "
+                "not starting with a digit."
+            )
+            break
+        if key in keys:
+            errors["end_questions"] = f"Question {n}: the key {key!r} appears twice."
+            break
+        if not isinstance(text, str) or not text.strip() or len(text) > 500:
+            errors["end_questions"] = f"Question {n}: give the question's text (1–500 characters)."
+            break
+        keys.add(key)
+    return errors
+
+
+def end_ratings_clean(parameters: Mapping[str, Any], ratings: Any, comment: Any) -> dict[str, Any]:
+    """Return a worker's closing ratings, checked: a whole number 1–5 for every question and
+    nothing else, and a comment (text, optional); raise InvalidAnswer naming each problem."""
+    low, high = END_SCALE
+    keys = [q["key"] for q in parameters["end_questions"]]
+    if not isinstance(ratings, dict):
+        raise InvalidAnswer("'ratings' must be an object: question → rating.")
+    fields: dict[str, str] = {}
+    for key in sorted(set(ratings) - set(keys)):
+        fields[str(key)[:32]] = "There is no such question."
+    for key in keys:
+        value = ratings.get(key)
+        if value is None:
+            fields[key] = gettext("Please rate this from %(low)s to %(high)s.") % {
+                "low": low,
+                "high": high,
+            }
+        elif isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            fields[key] = f"A rating is a whole number from {low} to {high}."
+    if comment is None:
+        comment = ""
+    if not isinstance(comment, str):
+        fields["comment"] = "The comment must be text."
+    elif len(comment) > END_COMMENT_MAX_CHARS:
+        fields["comment"] = f"Please keep the comment under {END_COMMENT_MAX_CHARS} characters."
+    elif comment.strip() and not parameters["end_comment"]:
+        fields["comment"] = "This study asks for no comment."
+    elif "\x00" in comment:
+        fields["comment"] = "The comment contains a NUL character."
+    if fields:
+        raise InvalidAnswer(
+            gettext("Please rate the chatbot from %(low)s to %(high)s on every question.")
+            % {"low": low, "high": high},
+            fields=fields,
+        )
+    return {"values": {key: ratings[key] for key in keys}, "comment": str(comment).strip()}
+
+
+def end_ratings_table(dialogues: pd.DataFrame, *, order: list[str], n_boot: int) -> pd.DataFrame:
+    """Return per model and closing question: conversations rated, mean rating and its CI.
+
+    ``dialogues`` has a ``model`` and a ``ratings`` column (the stored closing ratings or
+    None). Each conversation is one cluster of the bootstrap (one rating per question), the
+    same conversation bootstrap as the SSA shares; the report options set level and seed.
+    """
+    columns = ["model", "question", "conversations", "mean", "mean_low", "mean_high"]
+    columns += ["comments", "ci_method"]
+    if not len(dialogues) or "ratings" not in dialogues:
+        return pd.DataFrame(columns=columns)
+    rated = dialogues[dialogues["ratings"].map(lambda r: isinstance(r, dict))]
+    options = uncertainty.report_options()
+    n_boot = options.n_boot or n_boot
+    seed = options.seed if options.seed else 0
+    tail = (100 - 100 * options.level) / 2
+    rows = []
+    for model, part in rated.groupby("model", sort=True):
+        values = [r.get("values", {}) for r in part["ratings"]]
+        keys = [k for k in order if any(k in v for v in values)]
+        keys += sorted({k for v in values for k in v} - set(keys))  # questions since removed
+        comments = sum(1 for r in part["ratings"] if r.get("comment"))
+        for key in keys:
+            x = np.array([float(v[key]) for v in values if key in v])
+            low = high = np.nan
+            if n_boot and len(x):
+                means = uncertainty.cluster_bootstrap_means(
+                    x[:, None], np.arange(len(x)), n_boot=n_boot, seed=seed
+                )[:, 0]
+                low, high = np.nanpercentile(means, [tail, 100 - tail])
+            rows.append(
+                {
+                    "model": model,
+                    "question": key,
+                    "conversations": len(x),
+                    "mean": float(x.mean()),
+                    "mean_low": low,
+                    "mean_high": high,
+                    "comments": comments,
+                    "ci_method": uncertainty.CLUSTER,
+                }
+            )
+    return pd.DataFrame(rows, columns=columns)

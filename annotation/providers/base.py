@@ -39,10 +39,16 @@ class Arrival:
 
     provider: str
     worker_id: str
+    # The provider's session of this worker's task (MTurk assignmentId, Prolific SESSION_ID):
+    # an assignment is bound to it, and another session cannot act on it.
     assignment_id: str = ""
     hit_id: str = ""
     submit_to: str = ""
     preview: bool = False
+    # What the link carries to prove the worker id (a local link's signature).
+    signature: str = ""
+    # The network address the request came from (set by the view, never by the URL).
+    address: str = ""
 
 
 def clean_id(value: str, what: str) -> str:
@@ -237,6 +243,10 @@ class Provider(ABC):
     # True where an accepted assignment the provider no longer lists may have run out of time
     # unsubmitted (MTurk drops those); sync then marks it abandoned once its time is up.
     drops_expired_assignments: ClassVar[bool] = False
+    # True where the provider's rules let a requester reject for low agreement with subjective
+    # gold answers or a soft block (MTurk); Prolific allows rejections only for failed explicit
+    # attention checks. Review never does it unless asked: those are hints (payments/review.py).
+    rejects_for_agreement: ClassVar[bool] = True
 
     # --- arrival and completion ---------------------------------------------------------
 
@@ -252,6 +262,13 @@ class Provider(ABC):
         self, *, config: Mapping[str, Any], arrival: Arrival, first: bool
     ) -> None:
         """Raise NotAllowed if the provider does not vouch for ``arrival`` (``first`` visit)."""
+
+    def identity_check(  # noqa: B027 (optional hook: remote providers vouch by their sessions)
+        self, *, campaign: str, open_links: bool, arrival: Arrival
+    ) -> None:
+        """Raise NotAllowed unless the link proves the worker id, for a campaign (slug) that
+        does or does not allow open links. Remote providers' workers arrive from the
+        provider's own site with its session ids, checked by ``verify_arrival``."""
 
     @abstractmethod
     def completion(
@@ -320,6 +337,11 @@ class Provider(ABC):
         """Expire the HITs / stop the study for good; submitted work can still be reviewed."""
 
     # --- review and money ----------------------------------------------------------------
+
+    def attention_rejects(self, *, failed: int, minutes: float) -> bool:
+        """Return whether ``failed`` explicit attention checks, in a submission that took
+        ``minutes`` of work, justify a rejection under the provider's rules."""
+        return failed >= 1
 
     @abstractmethod
     def submissions(

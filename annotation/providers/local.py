@@ -7,10 +7,14 @@ is no remote side: the submissions are our own assignments, money moves outside 
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from django.core import signing
+
+from annotation.exceptions import NotAllowed
 from annotation.providers.base import (
     Arrival,
     Completion,
@@ -23,6 +27,13 @@ from annotation.providers.base import (
 )
 
 NAME = "local"
+_LINK_SALT = "annotation.local-link"
+
+
+def link_key(campaign: str, worker_id: str) -> str:
+    """Return the key of the signed link of ``worker_id`` for the campaign (its slug): an HMAC
+    of both under the site's secret key, so a link opens one study for one worker."""
+    return signing.Signer(salt=_LINK_SALT).signature(f"{campaign}\n{worker_id}")
 
 
 class LocalProvider(Provider):
@@ -34,15 +45,33 @@ class LocalProvider(Provider):
     idempotent_payments = True
 
     def parse_arrival(self, params: Mapping[str, str]) -> Arrival | None:
-        """Recognise ``?workerId=…``."""
+        """Recognise ``?workerId=…`` and its signature ``&key=…`` (a signed link)."""
         worker_id = params.get("workerId", "").strip()
         if not worker_id:
             return None
-        return Arrival(provider=NAME, worker_id=clean_id(worker_id, "worker id"))
+        key = params.get("key", "").strip()
+        return Arrival(
+            provider=NAME,
+            worker_id=clean_id(worker_id, "worker id"),
+            signature=clean_id(key, "link key") if key else "",
+        )
 
     def arrival_query(self, arrival: Arrival) -> dict[str, str]:
         """Return the URL parameters of a local arrival."""
-        return {"workerId": arrival.worker_id}
+        key = {"key": arrival.signature} if arrival.signature else {}
+        return {"workerId": arrival.worker_id} | key
+
+    def identity_check(self, *, campaign: str, open_links: bool, arrival: Arrival) -> None:
+        """Without open links, the link must carry the key issued for this worker and study."""
+        if open_links:
+            return
+        if not arrival.signature or not hmac.compare_digest(
+            arrival.signature, link_key(campaign, arrival.worker_id)
+        ):
+            raise NotAllowed(
+                "This link does not open the study: use the personal link the researcher "
+                "sent you, exactly as it was sent."
+            )
 
     def completion(
         self, *, config: Mapping[str, Any], assignment_id: str, submit_to: str, code: str

@@ -56,8 +56,8 @@ _STATUSES: dict[str, RemoteStatus] = {
     "TIMED-OUT": "expired",
 }
 _REJECTION_NOTE = (
-    " Your submission was checked against the study's quality criteria (attention checks, "
-    "agreement with other participants and time spent); thank you for your understanding."
+    " Your submission was checked against the study's explicit attention checks and the "
+    "data it recorded for you; thank you for your understanding."
 )
 
 
@@ -72,11 +72,19 @@ class ProlificProvider(Provider):
 
     name = NAME
     title = "Prolific"
+    # Prolific: reject only for failed explicit attention checks, never for agreement with
+    # others or subjective gold (researcher-help: "Prolific's attention and comprehension
+    # check policy"); participants who fail comprehension checks are asked to return.
+    rejects_for_agreement = False
 
     def __init__(self) -> None:
         self._pool = urllib3.PoolManager(
             timeout=urllib3.Timeout(connect=5.0, read=30.0), retries=False
         )
+
+    def attention_rejects(self, *, failed: int, minutes: float) -> bool:
+        """Two failed checks in a study of 5 minutes or more; one in a shorter one."""
+        return failed >= 2 or (failed >= 1 and minutes < 5)
 
     # --- HTTP --------------------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ the database in one transaction.
 """
 
 from annotation.services.assignments import (
+    arrival_admit,
+    assignment_authorise,
     assignment_complete,
     assignment_from_token,
     assignment_has_work,
@@ -22,6 +24,7 @@ from annotation.services.campaigns import (
     campaign_set_status,
     campaign_settings_update,
 )
+from annotation.services.consents import consent_give, consent_pending
 from annotation.services.items import items_add
 from annotation.services.judgments import (
     Answered,
@@ -30,13 +33,31 @@ from annotation.services.judgments import (
     judgment_submit,
     presentation_seed,
 )
+from annotation.services.training import (
+    training_answer,
+    training_items_add,
+    training_items_clean,
+    training_pending,
+    training_presentation,
+    training_state,
+)
 from annotation.services.visits import Visit, worker_get_or_create, worker_visit
+from annotation.services.workers import (
+    WITHDRAWN,
+    Forgotten,
+    worker_forget,
+    worker_is_forgotten,
+)
 
 __all__ = [
+    "WITHDRAWN",
     "Answered",
+    "Forgotten",
     "SubmitResult",
     "Visit",
     "assignment_complete",
+    "arrival_admit",
+    "assignment_authorise",
     "assignment_from_token",
     "assignment_has_work",
     "assignment_of_arrival",
@@ -48,10 +69,25 @@ __all__ = [
     "campaign_create",
     "campaign_set_status",
     "campaign_settings_update",
+    "consent_give",
+    "consent_pending",
+    "training_answer",
+    "training_items_add",
+    "training_items_clean",
+    "training_pending",
+    "training_presentation",
+    "training_state",
     "items_add",
     "judgment_label",
     "judgment_submit",
     "presentation_seed",
+    "worker_forget",
     "worker_get_or_create",
+    "worker_is_forgotten",
     "worker_visit",
 ]
+
+# Judgments collected elsewhere (import_judgments).
+from annotation.services.imports import Imported, judgments_import  # noqa: E402
+
+__all__ += ["Imported", "judgments_import"]

@@ -2,33 +2,104 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core import signing
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.allocation import leases_release
-from annotation.exceptions import Conflict, NotAllowed
+from annotation.exceptions import Conflict, NotAllowed, TooMany
 from annotation.models import Assignment, Campaign, ChatSeat, Lease, Worker
+from annotation.providers import PROVIDER_NAMES, Arrival, provider_get
+from webhooks import events as webhook_events
 
 _TOKEN_SALT = "annotation.assignment"
 
 
+ELSEWHERE = (
+    "You already have this study open under another session (another window, device or "
+    "HIT): please continue there. If you returned it, it is released after "
+    "{minutes} minutes without activity, and this link then works."
+)
+
+
 def assignment_token(assignment: Assignment) -> str:
-    """Return the signed token that the worker page sends back with each answer."""
+    """Return the signed, timestamped token that the worker page sends back with each answer
+    (valid for ``EVALSITE_TOKEN_MAX_AGE`` seconds; every page carries a fresh one)."""
     return signing.dumps({"a": assignment.pk}, salt=_TOKEN_SALT)
 
 
 def assignment_from_token(token: str) -> Assignment:
-    """Return the assignment a token was issued for; raise NotAllowed if it is not genuine."""
+    """Return the assignment a token was issued for; raise NotAllowed if it is not genuine or
+    has expired."""
     try:
-        pk = signing.loads(token, salt=_TOKEN_SALT)["a"]
+        pk = signing.loads(token, salt=_TOKEN_SALT, max_age=settings.TOKEN_MAX_AGE)["a"]
         return Assignment.objects.select_related("campaign", "worker").get(pk=pk)
+    except signing.SignatureExpired:
+        raise NotAllowed("This page was open too long; please reload it to continue.") from None
     except (signing.BadSignature, KeyError, TypeError, Assignment.DoesNotExist):
         raise NotAllowed("This page's session is not valid; please reopen the task link.") from None
+
+
+def _elsewhere() -> NotAllowed:
+    return NotAllowed(ELSEWHERE.format(minutes=max(1, settings.EVALSITE_ABANDON_SECONDS // 60)))
+
+
+def assignment_authorise(*, campaign: Campaign, arrival: Arrival, token: str) -> Assignment:
+    """Return the assignment a worker acts on; raise NotAllowed unless it is theirs.
+
+    The one authorisation check of everything a worker does after arriving (an answer, the
+    end screen, a chat socket and its seat): the page's signed token must be genuine and
+    fresh, and its assignment this campaign's, the arriving worker's (the URL's provider and
+    worker id) and of the arrival's provider session (assignmentId / SESSION_ID). A preview
+    acts on nothing.
+    """
+    if arrival.preview:
+        raise NotAllowed("This is a preview: accept the HIT to start.")
+    assignment = assignment_from_token(token)
+    worker = assignment.worker
+    mine = (worker.provider, worker.external_id) == (arrival.provider, arrival.worker_id)
+    if assignment.campaign_id != campaign.pk or not mine:
+        raise NotAllowed("This assignment belongs to another worker.")
+    if assignment.provider_assignment_id != arrival.assignment_id:
+        raise _elsewhere()
+    return assignment
+
+
+def arrival_admit(*, campaign: Campaign, arrival: Arrival, now: datetime | None = None) -> None:
+    """Count a new participant of an open-link campaign against their address's hourly
+    allowance (``Campaign.open_arrivals_per_address``); raise TooMany past it.
+
+    Called before a new assignment starts. With open links anyone may invent worker ids, so
+    this is what keeps one address from draining a study's items; signed links and remote
+    providers' workers are not counted. Counted in the cache (shared by every web process
+    when it is Redis).
+    """
+    if not campaign.open_links or not arrival.address or arrival.provider not in PROVIDER_NAMES:
+        return
+    if provider_get(arrival.provider).remote:
+        return
+    now = now or timezone.now()
+    hour = int(now.timestamp() // 3600)
+    address = hashlib.sha256(arrival.address.encode()).hexdigest()[:24]
+    key = f"open-arrivals:{campaign.pk}:{address}:{hour}"
+    cache.add(key, 0, timeout=3600)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # evicted between add and incr: count this one alone
+        cache.set(key, count := 1, timeout=3600)
+    if count > campaign.open_arrivals_per_address:
+        wait = 3600 - int(now.timestamp()) % 3600
+        raise TooMany(
+            "Too many new participants have started this study from your network in the last "
+            f"hour. Please try again in {max(1, wait // 60)} minutes.",
+            retry_after=wait,
+        )
 
 
 def assignment_of_arrival(
@@ -36,20 +107,26 @@ def assignment_of_arrival(
 ) -> Assignment | None:
     """Return the assignment an arriving worker continues, or None for a fresh start.
 
-    With a provider assignment id (MTurk), that assignment if it exists; else the worker's
-    open assignment in the campaign. The one lookup of the task page and the chat page:
-    raise NotAllowed if the provider's assignment belongs to another worker.
+    The assignment of the arrival's provider session (MTurk assignmentId, Prolific
+    SESSION_ID; none for a local link) if it exists, else None. The one lookup of the task
+    page and the chat page: raise NotAllowed if that session's assignment is another worker's,
+    or if the worker has an open assignment under another session — a second arrival with
+    the same worker id cannot take it over or return it; the first keeps working.
     """
-    if not assignment_id:
-        return Assignment.objects.filter(
-            campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
-        ).first()
-    assignment = Assignment.objects.filter(
-        campaign=campaign, provider_assignment_id=assignment_id
+    current = Assignment.objects.filter(
+        campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
     ).first()
-    if assignment is not None and assignment.worker_id != worker.pk:
-        raise NotAllowed("This assignment belongs to another worker.")
-    return assignment
+    if assignment_id:
+        assignment = Assignment.objects.filter(
+            campaign=campaign, provider_assignment_id=assignment_id
+        ).first()
+        if assignment is not None:
+            if assignment.worker_id != worker.pk:
+                raise NotAllowed("This assignment belongs to another worker.")
+            return assignment  # this session's own, open or finished
+    if current is not None and current.provider_assignment_id != assignment_id:
+        raise _elsewhere()
+    return current
 
 
 def assignment_start(
@@ -63,7 +140,8 @@ def assignment_start(
     """Return the worker's open assignment in the campaign, creating it if needed.
 
     With a provider assignment id (MTurk), that assignment is returned if the worker owns it;
-    an open assignment under another provider id is marked returned first.
+    an open assignment under another provider session is neither returned nor taken over:
+    NotAllowed (the abandonment sweep releases it after its inactivity).
     """
     if not campaign.is_live:
         raise NotAllowed("This study is not open at the moment.")
@@ -84,7 +162,7 @@ def assignment_start(
         if current is not None:
             if current.provider_assignment_id == provider_assignment_id:
                 return current
-            _transition(current, Assignment.Status.RETURNED)
+            raise _elsewhere()
         try:
             with transaction.atomic():
                 return Assignment.objects.create(
@@ -150,6 +228,7 @@ def _transition(
         assignment.submitted_at = assignment.submitted_at or now
         assignment.completion_code = assignment.completion_code or secrets.token_hex(4).upper()
         fields += ["submitted_at", "completion_code"]
+        webhook_events.assignment_submitted(assignment)  # sent after the commit, elsewhere
     if status in _FINAL:
         assignment.reviewed_at = now
         fields.append("reviewed_at")

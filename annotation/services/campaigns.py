@@ -13,7 +13,9 @@ from django.db import IntegrityError, transaction
 from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign
-from annotation.protocols import registry
+from annotation.protocols import LiveChat, registry
+from annotation.study_pages import study_clean
+from webhooks import events as webhook_events
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
@@ -37,13 +39,16 @@ def campaign_create(
     lease_seconds: int | None = None,
     owner: User | None = None,
     controls: Mapping[str, Any] | None = None,
+    study: Mapping[str, Any] | None = None,
 ) -> Campaign:
     """Create a draft campaign whose parameters the protocol has validated.
 
     Settings are cleaned by the one schema (``campaign_settings``); ``controls`` sets quality
     control (``campaign_settings.CONTROLS``). Redundancy, items per
     assignment and the minimum time per item start at the protocol's own defaults (SSA: 5
-    workers per response; EmotionLines: one dialogue per HIT).
+    workers per response; EmotionLines: one dialogue per HIT). ``study`` sets the study
+    pages' texts (``study_pages.STUDY_FIELDS``: description, instructions, consent text and
+    version).
     """
     if not _SLUG.match(slug):
         raise InvalidParameters(
@@ -68,6 +73,7 @@ def campaign_create(
         "min_seconds_per_item": proto.default_min_seconds,
         "max_items_per_worker": proto.default_max_items_per_worker,
     } | settings_clean(controls or {}, allowed=CONTROLS)
+    texts = study_clean(study or {})
     if Campaign.objects.filter(slug=slug).exists():
         raise Conflict(f"A campaign with the slug {slug!r} already exists.")
     try:
@@ -79,6 +85,7 @@ def campaign_create(
             owner=owner,
             **work,
             **checks,
+            **texts,
         )
     except IntegrityError:
         raise Conflict(f"A campaign with the slug {slug!r} already exists.") from None
@@ -95,11 +102,13 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
         ) from None
     if target not in TRANSITIONS[current]:
         raise Conflict(f"A {current.label.lower()} campaign cannot become {target.label.lower()}.")
-    live_chat = registry.get(campaign.protocol).live_chat  # its items come from the chats
+    live_chat = isinstance(registry.get(campaign.protocol), LiveChat)  # items come from chats
     if target == Campaign.Status.LIVE and not live_chat and not campaign.items.exists():
         raise Conflict("A campaign needs items before it can go live.")
     campaign.status = target
     campaign.save(update_fields=["status", "updated_at"])
+    if target == Campaign.Status.FINISHED:
+        webhook_events.campaign_finished(campaign)
     return campaign
 
 
@@ -109,12 +118,14 @@ def campaign_settings_update(
     campaign: Campaign,
     values: Mapping[str, Any],
     parameters: Mapping[str, Any] | None = None,
+    study: Mapping[str, Any] | None = None,
 ) -> Campaign:
     """Change settings, all or nothing, under the campaign's row lock; return the campaign.
 
     A draft may change every setting and its protocol parameters; once it has gone live only
     quality control may change (``CONTROLS``): its items were allocated and judged under
-    the rest.
+    the rest. The study pages' texts (``study``) may change at any time; a new consent
+    version asks every worker again.
     """
     locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
     draft = locked.status == Campaign.Status.DRAFT
@@ -123,6 +134,7 @@ def campaign_settings_update(
     changes = settings_clean(values, allowed=tuple(SETTINGS) if draft else CONTROLS)
     if parameters is not None:
         changes["parameters"] = registry.get(locked.protocol).clean_parameters(parameters)
+    changes |= study_clean(study or {})
     for name, value in changes.items():
         setattr(campaign, name, value)
     campaign.save(update_fields=[*changes, "updated_at"])

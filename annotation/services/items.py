@@ -9,27 +9,34 @@ from django.db import transaction
 
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign, Item
-from annotation.protocols import registry
+from annotation.protocols import GoldChecks, registry
 
 
 @transaction.atomic
 def items_add(
     *,
     campaign: Campaign,
-    items: Iterable[tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], Mapping]],
+    items: Iterable[
+        tuple[str, Mapping[str, Any]]
+        | tuple[str, Mapping[str, Any], Mapping]
+        | tuple[str, Mapping[str, Any], Mapping, bool]
+    ],
 ) -> int:
     """Add items after the protocol validated every one; return how many are new.
 
     Each item is (key, payload), or (key, payload, accepted answers) for a hidden gold check
-    (quality.py). All or nothing: one bad item refuses the whole batch, naming it. Keys
-    already in the campaign with the same content are skipped, so a repeated import adds
-    nothing; the same key with other content is refused.
+    (quality.py), or (key, payload, accepted answers, True) for an explicit attention check
+    (``Item.attention``: the item itself says what to answer). All or nothing: one bad item
+    refuses the whole batch, naming it. Keys already in the campaign with the same content
+    are skipped, so a repeated import adds nothing; the same key with other content is
+    refused.
     """
     protocol = registry.get(campaign.protocol)
     parameters: dict[str, Any] | None = None
-    batch: dict[str, tuple[dict[str, Any], dict[str, list[Any]] | None]] = {}
+    batch: dict[str, tuple[dict[str, Any], dict[str, list[Any]] | None, bool]] = {}
     for n, (key, payload, *gold) in enumerate(items, start=1):
-        kind = "Gold item" if gold else "Item"
+        attention = len(gold) > 1 and gold[1] is True
+        kind = "Attention check" if attention else "Gold item" if gold else "Item"
         if not isinstance(key, str) or not 0 < len(key) <= 200:
             raise InvalidParameters(f"{kind} {n}: the key must be 1–200 characters.")
         if key in batch:
@@ -37,16 +44,19 @@ def items_add(
         try:
             accepted = None
             if gold:
+                if not isinstance(protocol, GoldChecks):
+                    raise InvalidParameters(f"{protocol.title} takes no gold items.")
                 parameters = parameters or protocol.clean_parameters(campaign.parameters)
-                accepted = protocol.clean_gold(parameters, gold[0])
-            batch[key] = (protocol.clean_item(payload), accepted)
+                answers: Any = gold[0]  # clean_gold checks that it is a mapping
+                accepted = protocol.clean_gold(parameters, answers)
+            batch[key] = (protocol.clean_item(payload), accepted, attention)
         except InvalidParameters as exc:
             raise InvalidParameters(f"{kind} {n} ({key}): {exc.message}") from None
     existing = {
-        key: (payload, gold)
-        for key, payload, gold in Item.objects.filter(
+        key: (payload, gold, attention)
+        for key, payload, gold, attention in Item.objects.filter(
             campaign=campaign, key__in=list(batch)
-        ).values_list("key", "payload", "gold")
+        ).values_list("key", "payload", "gold", "attention")
     }
     changed = sorted(k for k, v in existing.items() if v != batch[k])
     if changed:
@@ -54,8 +64,8 @@ def items_add(
             f"{len(changed)} item key(s) already exist with other content, e.g. {changed[0]!r}."
         )
     new = [
-        Item(campaign=campaign, key=k, payload=p, gold=g)
-        for k, (p, g) in batch.items()
+        Item(campaign=campaign, key=k, payload=p, gold=g, attention=a)
+        for k, (p, g, a) in batch.items()
         if k not in existing
     ]
     Item.objects.bulk_create(new, batch_size=1000)

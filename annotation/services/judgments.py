@@ -11,11 +11,12 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation import quality
 from annotation.allocation import item_claims, item_judged_unleased, lease_fulfil, leases_release
 from annotation.exceptions import Conflict, NotAllowed, NotFound
-from annotation.models import Assignment, Item, Judgment, Lease, Participation, Worker, WorkerBlock
+from annotation.models import Assignment, Item, Judgment, Lease, Worker, WorkerBlock
 from annotation.protocols import Protocol, registry
 from annotation.services.assignments import _transition
 from annotation.tallies import tally_add
@@ -51,7 +52,7 @@ def judgment_submit(
     answered = Answered(protocol=protocol, parameters=parameters, values=cleaned, sent=answers)
     item_pk = _item_pk(item_id)
     if item_pk is None:
-        raise NotFound("This item is not part of this study.")
+        raise NotFound(gettext("This item is not part of this study."))
 
     try:
         return _judgment_store(assignment, item_pk, answered, now)
@@ -91,7 +92,7 @@ def _judgment_store(
 ) -> SubmitResult:
     item = Item.objects.select_for_update().filter(pk=item_pk, campaign=assignment.campaign).first()
     if item is None:
-        raise NotFound("This item is not part of this study.")
+        raise NotFound(gettext("This item is not part of this study."))
     worker = assignment.worker
     # A worker holding a lease on the item has not judged it (lease_fulfil deletes the lease
     # in the transaction that stores the judgments), so only a missing lease can mean that
@@ -101,11 +102,13 @@ def _judgment_store(
         existing = list(Judgment.objects.filter(item=item, worker=worker))
         if not existing:
             raise NotAllowed(
-                "This item is not held for you: it was not given to you, or your time for it "
-                "ran out and it went back to the pool. Please continue with the next item."
+                gettext(
+                    "This item is not held for you: it was not given to you, or your time for "
+                    "it ran out and it went back to the pool. Please continue with the next item."
+                )
             )
         if {j.question: j.value for j in existing} != answered.values:
-            raise Conflict("You already answered this item; answers cannot be changed.")
+            raise Conflict(gettext("You already answered this item; answers cannot be changed."))
         done = not Assignment.objects.filter(pk=assignment.pk, status="accepted").exists()
         return SubmitResult(judgments=existing, created=False, assignment_done=done)
 
@@ -114,15 +117,17 @@ def _judgment_store(
     if locked.status != Assignment.Status.ACCEPTED:
         raise NotAllowed(f"This assignment is {locked.get_status_display().lower()}.")
     if not locked.campaign.is_live:
-        raise NotAllowed("This study is not open at the moment.")
+        raise NotAllowed(gettext("This study is not open at the moment."))
     if (
         lease.expires_at <= now
         and item_claims(item=item, now=now, exclude_worker=worker) >= locked.campaign.redundancy
     ):
         leases_release(Lease.objects.filter(pk=lease.pk))
         raise Conflict(
-            "Your time for this item ran out and other workers have judged it; "
-            "please continue with the next item."
+            gettext(
+                "Your time for this item ran out and other workers have judged it; "
+                "please continue with the next item."
+            )
         )
     spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
     judgments = _write(item, locked, answered, spent, lease)
@@ -149,10 +154,10 @@ def _write(
     """
     campaign, worker = assignment.campaign, assignment.worker
     if (
-        Participation.objects.filter(campaign=campaign, worker=worker, soft_blocked=True).exists()
+        quality.worker_soft_blocked(campaign=campaign, worker=worker)
         or WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists()
     ):
-        raise NotAllowed("There are no more items for you in this study.")
+        raise NotAllowed(gettext("There are no more items for you in this study."))
     quality.answer_time_check(campaign=campaign, spent_ms=spent)
     answered.protocol.check_item_answers(
         answered.parameters, item.payload, answered.sent, spent_ms=spent
@@ -179,10 +184,22 @@ def _write(
     if item.is_gold:
         quality.gold_record(campaign=campaign, worker=worker)
     else:
+        # ``judged`` counts the workers who still count; after a top-up re-opened items the
+        # tallies' level is every worker's, as a scan of the rows counts them (one query, only
+        # in a campaign that has re-opened items).
+        level = item.judged
+        if campaign.topup_reopened:
+            level = (
+                Judgment.objects.filter(item=item)
+                .exclude(worker__provider=Worker.Provider.MODEL)  # LLM judges are no level
+                .values("worker")
+                .distinct()
+                .count()
+            )
         tally_add(
             campaign_id=campaign.pk,
             worker_id=worker.pk,
-            level=item.judged,
+            level=level,
             judgments=len(judgments),
             now=judgments[0].created_at,  # the stored time, as a scan of the rows would see
         )
@@ -220,7 +237,7 @@ def judgment_label(
         if locked.status != Assignment.Status.ACCEPTED:
             raise NotAllowed(f"This assignment is {locked.get_status_display().lower()}.")
         if not locked.campaign.is_live:
-            raise NotAllowed("This study is not open at the moment.")
+            raise NotAllowed(gettext("This study is not open at the moment."))
         spent = max(0, int((now - shown_at).total_seconds() * 1000))
         judgments = _write(locked_item, locked, answered, spent, None)
     return SubmitResult(judgments=judgments, created=True, assignment_done=False)

@@ -14,6 +14,7 @@ from annotation.models import Assignment, Campaign, Item, Lease, Worker
 from annotation.providers import Arrival
 from annotation.services.assignments import (
     _transition,
+    arrival_admit,
     assignment_complete,
     assignment_of_arrival,
     assignment_start,
@@ -76,6 +77,7 @@ def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
         ).exists()
         if not has_live_lease and not items_available(campaign=campaign, worker=worker, now=now):
             return Visit(kind="nothing")
+        arrival_admit(campaign=campaign, arrival=arrival, now=now)
         assignment = assignment_start(
             campaign=campaign,
             worker=worker,

@@ -4,19 +4,22 @@ from typing import Any
 
 from django import template
 
+from dashboard import glossary
+
 register = template.Library()
 
 
 @register.filter
-def cell(value: Any) -> str:
-    """Show a table cell: floats to 3 decimals, missing values as an en dash."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
+def cell(value: Any, column: str = "") -> str:
+    """Show a table cell (``{{ value|cell:column }}``): floats to 3 decimals, p-values under
+    0.001 as "< 0.001", missing values as an en dash (``dashboard.glossary.format_cell``)."""
+    return glossary.format_cell(value, str(column or ""))
+
+
+@register.filter
+def header(column: str) -> str:
+    """The readable header of a report column (``dashboard.glossary``)."""
+    return glossary.header(str(column))
 
 
 @register.filter

@@ -7,23 +7,29 @@ Configuration::
      "api": "chat",                       # or "completions" (turns joined by turn_separator)
      "api_key_env": "VLLM_API_KEY",       # the NAME of an environment variable, never the key
      "system_prompt": null, "turn_separator": "\\n",
-     "timeout_s": 30, "max_retries": 3, "backoff_s": 0.5, "concurrency": 4}
+     "timeout_s": 30, "max_retries": 3, "backoff_s": 0.5, "retry_budget_s": 30,
+     "concurrency": 4, "reasoning": false}
 
-Requests run ``concurrency`` at a time. Connection errors, timeouts, 429 and 5xx are retried
-``max_retries`` times with exponential backoff, then raised as ``TransientBackendError`` (the
-Celery task retries later); other 4xx and answers that are not the OpenAI schema raise
-``BackendError`` at once. ``sample_and_rank`` asks for ``n`` samples with log-probabilities and
-ranks them with ``modelhub.decoding``; ``top_k`` is sent only when set (vLLM, TGI and llama.cpp
-accept it; OpenAI does not).
+Requests go through ``modelhub.backends.http_client``: one pooled httpx client per server and
+process, at most ``concurrency`` requests of this endpoint in flight per process (however many
+threads and batches ask), and transient failures (connection errors, timeouts, 408/409/429/5xx)
+retried ``max_retries`` times within ``retry_budget_s`` seconds, with jittered exponential
+backoff or the server's ``Retry-After`` when longer; then ``TransientBackendError`` (the Celery
+task retries later). Other 4xx and answers that are not the OpenAI schema raise
+``BackendError`` at once, naming the server's error message. ``sample_and_rank`` asks for ``n``
+samples with log-probabilities and ranks them with ``modelhub.decoding``; ``top_k`` is sent
+only when set (vLLM, TGI and llama.cpp accept it; OpenAI does not).
+
+``reasoning: true`` is for OpenAI's reasoning models (o1, o3, o4-mini, gpt-5, …), which answer
+400 to ``max_tokens`` and to any sampling parameter: the length limit is sent as
+``max_completion_tokens`` (it counts the hidden reasoning tokens too) and no temperature, top-p
+or top-k; decoding that needs them (a temperature, top-p or top-k other than the defaults,
+sample-and-rank) is refused with a clear error rather than silently ignored.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -32,13 +38,17 @@ from modelhub.backends.base import (
     Backend,
     BackendError,
     Example,
-    TransientBackendError,
     config_check,
     context_text,
 )
+from modelhub.backends.http_client import (
+    MAX_CONCURRENCY,
+    RetryPolicy,
+    endpoint_semaphore,
+    post_json,
+    short,
+)
 from modelhub.decoding import Candidate, DecodingParams, decoding_validate, sample_and_rank
-
-RETRIED_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
 
 class OpenAIHTTP(Backend):
@@ -57,7 +67,9 @@ class OpenAIHTTP(Backend):
         timeout_s: float = 30.0,
         max_retries: int = 3,
         backoff_s: float = 0.5,
+        retry_budget_s: float = 30.0,
         concurrency: int = 4,
+        reasoning: bool = False,
     ) -> None:
         config_check(
             self.name,
@@ -72,24 +84,35 @@ class OpenAIHTTP(Backend):
                 "timeout_s": (int, float),
                 "max_retries": int,
                 "backoff_s": (int, float),
+                "retry_budget_s": (int, float),
                 "concurrency": int,
+                "reasoning": bool,
             },
         )
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"openai_http: base_url must start with http(s)://, not {base_url!r}")
         if api not in ("chat", "completions"):
             raise ValueError(f"openai_http: api must be 'chat' or 'completions', not {api!r}")
-        if timeout_s <= 0 or max_retries < 0 or backoff_s < 0 or not 1 <= concurrency <= 64:
+        if (
+            timeout_s <= 0
+            or max_retries < 0
+            or backoff_s < 0
+            or retry_budget_s < 0
+            or not 1 <= concurrency <= MAX_CONCURRENCY
+        ):
             raise ValueError(
-                "openai_http: timeout_s must be > 0, max_retries and backoff_s ≥ 0, "
-                "concurrency between 1 and 64"
+                "openai_http: timeout_s must be > 0, max_retries, backoff_s and retry_budget_s "
+                f"≥ 0, concurrency between 1 and {MAX_CONCURRENCY}"
             )
+        if reasoning and api != "chat":
+            raise ValueError("openai_http: reasoning models take api 'chat' only")
         if api_key_env and api_key_env not in os.environ:
             raise ValueError(f"openai_http: the environment variable {api_key_env!r} is not set")
         self.base_url, self.model, self.api = base_url.rstrip("/"), model, api
         self.api_key_env, self.system_prompt = api_key_env, system_prompt
         self.turn_separator, self.timeout_s = turn_separator, float(timeout_s)
         self.max_retries, self.backoff_s, self.concurrency = max_retries, backoff_s, concurrency
+        self.retry_budget_s, self.reasoning = float(retry_budget_s), reasoning
 
     def generate(self, examples: Sequence[Example], params: Mapping[str, Any]) -> list[str]:
         decoding = decoding_validate(params)
@@ -104,13 +127,24 @@ class OpenAIHTTP(Backend):
         answer = self._post(f"/{'chat/completions' if self.api == 'chat' else 'completions'}", body)
         choices = answer.get("choices")
         if not isinstance(choices, list) or not choices:
-            raise BackendError(f"openai_http: the answer has no choices: {_short(answer)}")
+            raise BackendError(f"openai_http: the answer has no choices: {short(answer)}")
         candidates = [self._candidate(choice, ranked) for choice in choices]
+        if (
+            self.reasoning
+            and not candidates[0].text
+            and choices[0].get("finish_reason") == "length"
+        ):
+            raise BackendError(
+                f"openai_http: {self.model} spent max_completion_tokens={d.max_new_tokens} "
+                "before writing any reply (its hidden reasoning counts); raise max_new_tokens"
+            )
         if not ranked:
             return candidates[0].text
         return sample_and_rank(candidates, example.turns, d).text
 
     def _body(self, example: Example, d: DecodingParams) -> dict[str, Any]:
+        if self.reasoning:
+            return self._reasoning_body(example, d)
         body: dict[str, Any] = {"model": self.model, "max_tokens": d.max_new_tokens, "n": 1}
         if self.api == "chat":
             body["messages"] = self._messages(example.turns)
@@ -128,6 +162,30 @@ class OpenAIHTTP(Backend):
         if d.strategy == "sample_and_rank":
             body["n"] = d.num_samples
             body["logprobs"] = True if self.api == "chat" else 1
+        return body
+
+    def _reasoning_body(self, example: Example, d: DecodingParams) -> dict[str, Any]:
+        # Reasoning models sample at settings of their own and send no log-probabilities:
+        # refuse what they cannot do instead of storing replies under parameters not applied.
+        if d.strategy == "sample_and_rank":
+            raise BackendError(
+                "openai_http: reasoning models send no log-probabilities, so sample_and_rank "
+                "cannot rank their samples; use strategy 'greedy' or 'sample'"
+            )
+        if d.do_sample and (d.temperature != 1.0 or d.top_p != 1.0 or d.top_k):
+            raise BackendError(
+                "openai_http: reasoning models take no temperature, top_p or top_k; leave them "
+                f"at their defaults (got temperature={d.temperature:g}, top_p={d.top_p:g}, "
+                f"top_k={d.top_k})"
+            )
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_completion_tokens": d.max_new_tokens,
+            "n": 1,
+            "messages": self._messages(example.turns),
+        }
+        if d.seed is not None:
+            body["seed"] = d.seed
         return body
 
     def _stop(self) -> dict[str, list[str]]:
@@ -167,55 +225,21 @@ class OpenAIHTTP(Backend):
                 )
             values = [float(x) for x in logprobs or [] if x is not None]
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise BackendError(f"openai_http: malformed choice ({exc}): {_short(choice)}") from None
+            raise BackendError(f"openai_http: malformed choice ({exc}): {short(choice)}") from None
         return Candidate(text=text.strip(), logprob=sum(values), n_tokens=len(values))
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST JSON, retrying transient failures with exponential backoff."""
-        url = self.base_url + path
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                return self._post_once(url, body)
-            except TransientBackendError as exc:
-                last = str(exc)
-        raise TransientBackendError(
-            f"openai_http: {url} failed {self.max_retries + 1} times; last error: {last}"
-        )
-
-    def _post_once(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        """POST JSON through this process's pooled client for the server, at most
+        ``concurrency`` at a time, retrying transient failures."""
+        headers = {"Accept": "application/json"}
         if self.api_key_env:
             headers["Authorization"] = f"Bearer {os.environ.get(self.api_key_env, '')}"
-        request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            detail = _short(exc.read().decode("utf-8", "replace"))
-            if exc.code in RETRIED_STATUS:
-                raise TransientBackendError(f"HTTP {exc.code}: {detail}") from None
-            raise BackendError(f"openai_http: {url} answered HTTP {exc.code}: {detail}") from None
-        except TimeoutError:
-            raise TransientBackendError(f"no answer within timeout_s={self.timeout_s}") from None
-        except (urllib.error.URLError, ConnectionError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            if isinstance(reason, TimeoutError):
-                raise TransientBackendError(
-                    f"no answer within timeout_s={self.timeout_s}"
-                ) from None
-            raise TransientBackendError(f"cannot reach the server: {reason}") from None
-        try:
-            answer = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise BackendError(f"openai_http: {url} answered non-JSON: {_short(raw)}") from None
-        if not isinstance(answer, dict):
-            raise BackendError(f"openai_http: {url} answered {_short(answer)}, not an object")
-        return answer
-
-
-def _short(value: Any, limit: int = 200) -> str:
-    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-    return text if len(text) <= limit else text[:limit] + "…"
+        return post_json(
+            self.base_url + path,
+            body,
+            headers=headers,
+            timeout_s=self.timeout_s,
+            semaphore=endpoint_semaphore(self.base_url, self.model, self.concurrency),
+            retry=RetryPolicy(self.max_retries, self.backoff_s, self.retry_budget_s),
+            label=self.name,
+        )

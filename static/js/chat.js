@@ -6,12 +6,22 @@
   var app = document.getElementById("chat-app");
   if (!app) { return; }
   var $ = function (id) { return document.getElementById(id); };
+  // The page's sentences in the study's language (chat_views.chat_strings): t("key", {n: 1})
+  // fills the %(n)s placeholders.
+  var S = JSON.parse($("chat-strings").textContent);
+  function t(key, args) {
+    return S[key].replace(/%\((\w+)\)s/g, function (m, name) {
+      return args && args[name] !== undefined ? String(args[name]) : m;
+    });
+  }
+  function feeling(emotion) { return (S.emotions && S.emotions[emotion]) || emotion; }
   var outboxKey = "evalsite-outbox-" + app.dataset.seatKey;
   var outbox = JSON.parse(sessionStorage.getItem(outboxKey) || "[]");
   var socket = null, state = null, heartbeat = null, beatSeconds = 0;
-  var retryDelay = 500, closedForGood = false;
+  var retryDelay = 500, closedForGood = false, retryTimer = null;
   var waitedAt = 0, waitedBase = 0, waitTimer = null;
   var signals = { situation: fresh(), message: fresh() };
+  var endedByMe = null, refocus = false, baseTitle = document.title;
 
   function fresh() { return { started: 0, keystrokes: 0, pastes: 0, pasted_chars: 0 }; }
   function newId() {
@@ -22,6 +32,20 @@
   function show(id, visible) { $(id).hidden = !visible; }
   function setConnection(text) { $("connection").textContent = text; }
   function error(text) { $("chat-error").textContent = text; show("chat-error", !!text); }
+  // Notices are announced (role=status) and scrolled to, but never take the focus.
+  function notice(text) {
+    $("chat-notice").textContent = text;
+    if (text) { $("chat-notice").scrollIntoView({ block: "nearest" }); }
+  }
+  function reveal(el) { el.scrollIntoView({ block: "nearest" }); }
+  function fieldError(id, field, text) {
+    $(id).textContent = text || "";
+    show(id, !!text);
+    if (field) { field.setAttribute("aria-invalid", text ? "true" : "false"); }
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden) { document.title = baseTitle; }
+  });
 
   function track(kind, textarea) {
     textarea.addEventListener("keydown", function () {
@@ -58,7 +82,7 @@
     socket = new WebSocket(scheme + location.host + app.dataset.wsPath);
     socket.onopen = function () {
       retryDelay = 500;
-      setConnection("Connected");
+      setConnection(t("connected"));
       startHeartbeat(beatSeconds || Number(app.dataset.heartbeat) || 10);
       outbox.forEach(function (frame) { send(frame); });
     };
@@ -66,14 +90,32 @@
     socket.onclose = function (event) {
       clearInterval(heartbeat);
       if (closedForGood || event.code === 4403 || event.code === 4409) {
-        setConnection("Disconnected");
+        setConnection(t("disconnected"));
         return;
       }
-      setConnection("Connection lost; reconnecting…");
-      setTimeout(connect, retryDelay);
-      retryDelay = Math.min(retryDelay * 2, 5000);
+      setConnection(t("reconnecting"));
+      // At most 2 s apart: the partner is told we left after half a heartbeat away (5 s).
+      retryTimer = setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, 2000);
     };
   }
+  // The network is back: reconnect now rather than at the next try.
+  window.addEventListener("online", function () {
+    if (closedForGood || !retryTimer || (socket && socket.readyState <= WebSocket.OPEN)) { return; }
+    clearTimeout(retryTimer);
+    retryTimer = null;
+    connect();
+  });
+  // Leaving mid-conversation (or in the lobby, or with a message not yet stored) ends the
+  // chat for the partner too: the browser asks first.
+  window.addEventListener("beforeunload", function (event) {
+    var busy = state && ["situation", "waiting", "chatting", "rating"].indexOf(state.stage) >= 0 &&
+      (state.stage !== "situation" || $("situation-text").value.trim() !== "");
+    if (!busy && !outbox.length) { return; }
+    event.preventDefault();
+    event.returnValue = "";
+    return "";
+  });
 
   function receive(frame) {
     if (frame.type === "state") { render(frame); return; }
@@ -96,7 +138,15 @@
         if (refused.length && !$("message-text").value) { $("message-text").value = refused[0].text; }
         if (state) { renderChat(state); }
       }
-      error(frame.message);
+      var reasons = [];
+      if (state && state.stage === "situation" && frame.fields) {
+        // The server's exact reasons (too few words, a feeling not offered…), at each field.
+        fieldError("emotion-error", $("emotion-fieldset"), frame.fields.emotion);
+        fieldError("situation-error", $("situation-text"), frame.fields.situation);
+        reasons = [frame.fields.emotion, frame.fields.situation].filter(Boolean);
+      }
+      if (state && state.stage === "rating") { reasons = ratingErrors(frame.fields || {}); }
+      error([frame.message].concat(reasons).join(" "));
       if (frame.code === "replaced" || frame.code === "not_allowed" || frame.code === "not_found") {
         closedForGood = frame.code === "replaced";
       }
@@ -113,25 +163,50 @@
     if (s.heartbeat_s !== beatSeconds) { startHeartbeat(s.heartbeat_s); }
     if (state && state.stage === "situation" && s.stage !== "situation") {
       signals.situation = fresh();
+      fieldError("emotion-error", $("emotion-fieldset"), "");
+      fieldError("situation-error", $("situation-text"), "");
     }
+    var before = state;
     state = s;
+    if (before) { tellChange(before, s); }
     var stage = s.stage;
     show("stage-situation", stage === "situation");
     show("stage-waiting", stage === "waiting");
     show("stage-chat", stage === "chatting");
+    show("stage-rating", stage === "rating");
     var ended = ["done", "partner_left", "released", "failed", "left"].indexOf(stage) >= 0;
     show("stage-end", ended);
     clearInterval(waitTimer);
     if (stage === "situation") { renderSituation(s); }
     if (stage === "waiting") { renderWaiting(s); }
-    if (stage === "chatting") { renderChat(s); }
+    if (stage === "chatting") { renderChat(s, before); }
+    if (stage === "rating") { renderRating(s); }
     if (ended) {
-      $("end-heading").textContent = stage === "done" ? "Thank you!" : "The chat has ended";
+      $("end-heading").textContent = stage === "done" ? t("thank_you") : t("chat_ended");
       $("end-message").textContent = s.message;
-      show("finish-link", stage !== "left");
+      show("finish-link", true);
       closedForGood = true;
       if (socket) { socket.close(1000); }
     }
+  }
+
+  // What changed without the worker doing it: a partner arrived, a conversation ended.
+  function tellChange(before, s) {
+    if (before.stage === "waiting" && s.stage === "chatting") {
+      notice(t("partner_arrived"));
+      if (document.hidden) { document.title = t("partner_arrived_title") + " · " + baseTitle; }
+      return;
+    }
+    if (before.stage !== "chatting" || before.chat !== "pair") { return; }
+    var nextRound = s.stage === "chatting" && s.dialogue !== before.dialogue;
+    if (!nextRound && s.stage !== "done") { return; }
+    var n = before.utterances.length, round = { round: before.round };
+    var why = endedByMe === before.dialogue ? t("you_ended", round) :
+      (n + 1 >= before.max_utterances
+        ? t("reached", { round: before.round, most: before.max_utterances })
+        : t("partner_ended", round));
+    notice(nextRound ? why + " " + t("next_round", {
+      round: s.round, role: t(s.role === "speaker" ? "speaker" : "listener") }) : why);
   }
 
   function renderSituation(s) {
@@ -144,25 +219,24 @@
         input.type = "radio"; input.name = "emotion"; input.value = emotion;
         label.appendChild(input);
         var span = document.createElement("span");
-        span.textContent = emotion;
+        span.textContent = feeling(emotion);
         label.appendChild(span);
         box.appendChild(label);
       });
       box.dataset.filled = "1";
       var lim = s.limits;
-      $("situation-help").textContent = "1 to " + lim.situation_max_sentences + " sentences, " +
-        (lim.situation_min_words > 0
-          ? "between " + lim.situation_min_words + " and " + lim.situation_max_words + " words"
-          : "at most " + lim.situation_max_words + " words") +
-        ". Please write it yourself: do not paste text.";
+      $("situation-help").textContent = t(
+        lim.situation_min_words > 0 ? "situation_help_range" : "situation_help_most",
+        { sentences: lim.situation_max_sentences, least: lim.situation_min_words,
+          most: lim.situation_max_words });
     }
   }
 
   function renderWaiting(s) {
     waitedBase = s.waited_s || 0;
     waitedAt = Date.now();
-    $("wait-limit").textContent = "If no one arrives within " +
-      Math.round(s.lobby_timeout_s / 60 * 10) / 10 + " minutes, you will be released and paid for your time.";
+    $("wait-limit").textContent = t("wait_limit",
+      { minutes: Math.round(s.lobby_timeout_s / 60 * 10) / 10 });
     var tick = function () {
       var seconds = Math.floor(waitedBase + (Date.now() - waitedAt) / 1000);
       $("waited").textContent = Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
@@ -171,23 +245,22 @@
     waitTimer = setInterval(tick, 1000);
   }
 
-  function renderChat(s) {
-    var ed = s.protocol === "empathetic_chat";
+  function renderChat(s, before) {
+    var ed = s.chat === "pair";
+    var seen = before && before.stage === "chatting" && before.dialogue === s.dialogue
+      ? before.utterances.length : -1;
     if (ed) {
-      $("chat-heading").textContent = "Conversation " + s.round + " of " + s.rounds +
-        ": you are the " + (s.role === "speaker" ? "Speaker" : "Listener");
-      $("role-help").textContent = s.role === "speaker"
-        ? "Start the conversation about your situation below; your partner does not see it."
-        : "Your partner will talk about something that happened to them. Listen and respond " +
-          "with empathy; you do not know their situation.";
+      $("chat-heading").textContent = t("pair_heading", { round: s.round, rounds: s.rounds,
+        role: t(s.role === "speaker" ? "speaker" : "listener") });
+      $("role-help").textContent = t(s.role === "speaker" ? "role_speaker" : "role_listener");
       show("my-situation", !!s.situation);
       if (s.situation) {
-        $("my-situation").textContent = "Your situation (" + s.situation.emotion + "): " + s.situation.text;
+        $("my-situation").textContent = t("my_situation",
+          { emotion: feeling(s.situation.emotion), text: s.situation.text });
       }
     } else {
-      $("chat-heading").textContent = "Chat with the chatbot (turn " + s.turns + " of at least " + s.min_turns + ")";
-      $("role-help").textContent = "Talk about anything you like. After each reply of the " +
-        "chatbot, say whether it makes sense and whether it is specific.";
+      $("chat-heading").textContent = t("bot_heading", { turns: s.turns, least: s.min_turns });
+      $("role-help").textContent = t("bot_help");
     }
     var list = $("transcript");
     list.innerHTML = "";
@@ -198,18 +271,27 @@
       li.dataset.role = u.role;
       var who = document.createElement("span");
       who.className = "who";
-      who.textContent = (u.mine ? "You" : (ed ? "Partner" : "Chatbot")) + ": ";
+      who.textContent = t(u.mine ? "you" : (ed ? "partner" : "chatbot")) + ": ";
       li.appendChild(who);
       li.appendChild(document.createTextNode(u.text));
       list.appendChild(li);
     });
+    var n = s.utterances.length;
+    $("message-count").textContent = ed
+      ? t(n < s.min_utterances ? "pair_count_early" : "pair_count_ready",
+        { n: n, least: s.min_utterances, most: s.max_utterances })
+      : t(s.turns < s.min_turns ? "bot_count_early" : "bot_count_ready",
+        { turns: s.turns, least: s.min_turns, most: s.max_turns });
     var pendingText = outbox.some(function (f) { return f.type === "message"; });
     $("send-button").disabled = !s.your_turn || pendingText;
-    $("message-text").disabled = !s.your_turn;
-    $("turn-note").textContent = s.your_turn ? "Your message" :
-      (ed ? "Please wait for your partner's message." : (s.pending ? "Please wait for the chatbot's reply." : "Label the reply first."));
+    var box = $("message-text");
+    if (!s.your_turn && document.activeElement === box) { refocus = true; }
+    box.disabled = !s.your_turn;
+
+    $("turn-note").textContent = t(s.your_turn ? "your_message" :
+      (ed ? "wait_partner" : (s.pending ? "wait_bot" : "label_first")));
     show("end-button", !!s.can_end);
-    $("end-button").textContent = ed ? "End this conversation" : "End the chat";
+    $("end-button").textContent = t(ed ? "end_pair" : "end_bot");
     if (!ed) {
       show("typing", !!s.pending);
       show("bot-failed", !!s.failed);
@@ -223,13 +305,87 @@
         labelForm.dataset.index = String(needs);
         $("sensible-question").textContent = s.questions.sensible;
         $("specific-question").textContent = s.questions.specific;
+        var opened = labelForm.hidden;
         show("label-form", true);
+        if (opened) { reveal(labelForm); }
       } else {
         show("label-form", false);
         labelForm.dataset.index = "";
       }
     }
+    // New turns in view (the composer sits below them), unless a label question just did.
+    if (n > seen && $("label-form").hidden) { reveal($("message-form")); }
+    // The box lost the focus only because it was disabled (or a saved label form hid):
+    // give it back when it opens, unless the worker has since moved elsewhere.
+    if (s.your_turn && refocus) {
+      refocus = false;
+      var at = document.activeElement;
+      if (!at || at === document.body || at.closest("[hidden]")) { box.focus({ preventScroll: true }); }
+    }
   }
+
+  // The closing questions (interactive SSA with end ratings): one radio group 1–5 each, so
+  // arrow keys move within a question and Tab between them, as with the labels.
+  function renderRating(s) {
+    var box = $("rating-questions");
+    if (box.dataset.filled === "1") { return; }
+    var r = s.end_ratings;
+    r.questions.forEach(function (q) {
+      var set = document.createElement("fieldset");
+      set.id = "rate-" + q.key;
+      var legend = document.createElement("legend");
+      legend.textContent = q.text;
+      set.appendChild(legend);
+      var err = document.createElement("p");
+      err.className = "field-error"; err.id = "rate-error-" + q.key; err.hidden = true;
+      set.appendChild(err);
+      set.setAttribute("aria-describedby", err.id);
+      var choices = document.createElement("div");
+      choices.className = "choices";
+      for (var n = r.scale[0]; n <= r.scale[1]; n++) {
+        var label = document.createElement("label");
+        label.className = "choice";
+        var input = document.createElement("input");
+        input.type = "radio"; input.name = "rate-" + q.key; input.value = String(n);
+        label.appendChild(input);
+        var span = document.createElement("span");
+        span.textContent = String(n);
+        label.appendChild(span);
+        choices.appendChild(label);
+      }
+      set.appendChild(choices);
+      box.appendChild(set);
+    });
+    box.dataset.filled = "1";
+    show("rating-comment-box", !!r.comment);
+    reveal($("stage-rating"));
+    $("rating-heading").focus({ preventScroll: true });
+  }
+  function ratingErrors(fields) {
+    var reasons = [];
+    (state.end_ratings ? state.end_ratings.questions : []).forEach(function (q) {
+      fieldError("rate-error-" + q.key, $("rate-" + q.key), fields[q.key]);
+      if (fields[q.key]) { reasons.push(q.text + " " + fields[q.key]); }
+    });
+    if (fields.comment) { reasons.push(fields.comment); }
+    return reasons;
+  }
+  // An answered question's refusal is no longer true: clear it.
+  $("rating-form").addEventListener("change", function (event) {
+    var key = event.target.name && event.target.name.indexOf("rate-") === 0
+      ? event.target.name.slice(5) : "";
+    if (key) { fieldError("rate-error-" + key, $("rate-" + key), ""); }
+  });
+  $("rating-form").addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (!state || !state.end_ratings) { return; }
+    var ratings = {};
+    state.end_ratings.questions.forEach(function (q) {
+      var chosen = document.querySelector('input[name="rate-' + q.key + '"]:checked');
+      if (chosen) { ratings[q.key] = parseInt(chosen.value, 10); }
+    });
+    send({ type: "rating", ratings: ratings, comment: $("rating-comment").value });
+  });
 
   $("situation-form").addEventListener("submit", function (event) {
     event.preventDefault();
@@ -248,9 +404,21 @@
     send(frame);
     $("message-text").value = "";
     $("send-button").disabled = true;
+    notice("");
+  });
+  // Enter sends, Shift+Enter starts a new line; the Enter that sends is no keystroke of the
+  // text (this listener comes before track()'s).
+  $("message-text").addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" || event.shiftKey || event.isComposing) { return; }
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    $("send-button").click();  // does nothing while sending is not allowed
   });
   $("end-button").addEventListener("click", function () {
-    if (state) { send({ type: "end", dialogue: state.dialogue }); }
+    if (state) {
+      endedByMe = state.dialogue;
+      send({ type: "end", dialogue: state.dialogue });
+    }
   });
   $("retry-button").addEventListener("click", function () { send({ type: "retry" }); });
   $("label-form").addEventListener("change", function () {
@@ -266,13 +434,14 @@
     var frame = { type: "label", index: parseInt($("label-form").dataset.index, 10),
                   sensible: sensible ? sensible.value : null };
     if (specific) { frame.specific = specific.value; }
+    refocus = true;  // the form hides once saved: the focus goes back to the message box
     send(frame);
   });
   track("situation", $("situation-text"));
   track("message", $("message-text"));
   $("situation-text").addEventListener("input", function () {
     var words = $("situation-text").value.trim().split(/\s+/).filter(Boolean).length;
-    $("situation-count").textContent = words + " words";
+    $("situation-count").textContent = t(words === 1 ? "words_one" : "words_other", { n: words });
   });
   connect();
 })();

@@ -36,4 +36,18 @@
       }
     });
   });
+  // A table wider than the screen scrolls inside its box: make that box reachable and
+  // scrollable from the keyboard, and name it (WCAG 2.1.1; axe's scrollable-region-focusable).
+  // Only the boxes that do scroll get a tab stop.
+  document.querySelectorAll(".scroll").forEach(function (box) {
+    if (box.scrollWidth <= box.clientWidth && box.scrollHeight <= box.clientHeight) { return; }
+    if (box.hasAttribute("tabindex")) { return; }
+    var table = box.querySelector("table");
+    var named = box.previousElementSibling;
+    box.tabIndex = 0;
+    box.setAttribute("role", "region");
+    var heading = named && /^H[1-6]$/.test(named.tagName) ? named.textContent.trim() : "";
+    box.setAttribute("aria-label", heading ||
+      (table && (table.dataset.table || table.id)) || "Scrollable table");
+  });
 })();

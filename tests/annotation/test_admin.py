@@ -26,6 +26,10 @@ def campaign_form(parameters: str, **controls: str) -> CampaignForm:
         "gold_min_accuracy": "0.7",
         "gold_min_answered": "3",
         "min_seconds_per_item": "0",
+        "withdrawal": "keep",
+        "language": "en",
+        "training_pass_mark": "0.8",
+        "training_attempts": "2",
         **controls,
     }
     return CampaignForm(data={**fields, "parameters": parameters})
@@ -88,6 +92,10 @@ def _change_form_post(campaign, **changes):
         "gold_min_accuracy": "0.7",
         "gold_min_answered": "3",
         "min_seconds_per_item": "0",
+        "training_pass_mark": "0.8",
+        "training_attempts": "2",
+        "withdrawal": "keep",
+        "language": "en",
         "_save": "Save",
     }
     return {**data, **changes}
@@ -109,6 +117,16 @@ def test_admin_cannot_reopen_a_finished_campaign_or_switch_its_protocol(admin_cl
     )
     assert campaign.parameters == registry.get("likert").default_parameters()
     assert campaign.name == "Renamed"  # what may change still does
+
+
+def test_admin_sets_the_withdrawal_policy_and_training_within_bounds(admin_client, campaign):
+    url = f"/admin/annotation/campaign/{campaign.pk}/change/"
+    refused = admin_client.post(url, _change_form_post(campaign, training_attempts="1"))
+    assert refused.status_code == 200 and "Training attempts" in refused.content.decode()
+    post = _change_form_post(campaign, withdrawal="drop", training_pass_mark="0.9")
+    assert admin_client.post(url, post).status_code == 302
+    campaign.refresh_from_db()
+    assert (campaign.withdrawal, campaign.training_pass_mark) == ("drop", 0.9)
 
 
 def test_admin_status_actions_go_through_the_lifecycle(admin_client, campaign):

@@ -204,7 +204,7 @@ def test_alpha_equals_the_krippendorff_package_on_non_integer_values(
 def test_alpha_sparse_path_equals_dense_path(level: str, monkeypatch: pytest.MonkeyPatch) -> None:
     data = as_array(KRIPPENDORFF_2011_C)
     dense = krippendorff_alpha(data, level)
-    monkeypatch.setattr(agreement, "_DENSE_CELLS", 1)  # force the sparse coincidence matrix
+    monkeypatch.setattr(agreement.limits, "DENSE_CELLS", 1)  # force the sparse coincidence matrix
     assert krippendorff_alpha(data, level) == pytest.approx(dense, abs=1e-12)
 
 
@@ -463,7 +463,7 @@ def test_alpha_ci_falls_back_to_recomputation_when_features_do_not_fit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     data = _synthetic(40)
-    monkeypatch.setattr(agreement, "_DENSE_CELLS", 1)  # sparse counts: no feature path
+    monkeypatch.setattr(agreement.limits, "DENSE_CELLS", 1)  # sparse counts: no feature path
     assert agreement._alpha_features(agreement._encode(data, "ratio"), "ratio") is None
     fallback = krippendorff_alpha_ci(data, "ratio", n_boot=300, seed=2)
     slow = bootstrap_ci(

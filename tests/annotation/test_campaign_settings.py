@@ -11,6 +11,7 @@ from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign
 from annotation.payments import bonus_pay
 from annotation.services import campaign_create, campaign_settings_update
+from annotation.study_pages import STUDY_FIELDS
 from dashboard.wizard import SettingsForm
 from tests.factories import CampaignFactory, WorkerFactory
 
@@ -39,8 +40,12 @@ def test_the_database_refuses_what_lies_below_the_schema_where_it_has_a_constrai
 
 def test_the_wizard_form_and_the_admin_form_take_their_bounds_from_the_schema(db):
     fields = SettingsForm().fields
-    for name in fields.keys() - {"parameters"}:
+    assert set(STUDY_FIELDS) <= fields.keys()  # the study texts: checked by study_clean
+    for name in fields.keys() - {"parameters", *STUDY_FIELDS}:
         bound = SETTINGS[name]
+        if bound.kind == "flag":
+            assert fields[name].required is False  # an unticked box is False
+            continue
         assert (fields[name].min_value, fields[name].max_value) == (bound.low, bound.high)
         assert fields[name].required is not bound.optional
     form = CampaignForm(

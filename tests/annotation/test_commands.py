@@ -37,6 +37,40 @@ def test_report_writes_tables_as_csv_and_json_and_figures_as_png_and_svg(campaig
     assert (tmp_path / f"{campaign.slug}_likert.svg").read_text().startswith("<?xml")
 
 
+def test_report_options_set_the_level_and_the_method(campaign, tmp_path):
+    crowd_run(campaign=campaign, workers=crowd_make(good=3, noisy=0, spammer=0))
+    frames = {}
+    for name, args in {
+        "95": [],
+        "80": ["--ci-level", "0.8"],
+        "independent": ["--method", "independent", "--n-boot", "50", "--seed", "3"],
+    }.items():
+        out = tmp_path / name
+        call_command("report", campaign.slug, "--out", str(out), *args, stdout=io.StringIO())
+        frames[name] = pd.read_csv(out / f"{campaign.slug}_scores.csv")
+    width = {k: (f["ci_high"] - f["ci_low"]).mean() for k, f in frames.items()}
+    assert width["80"] < width["95"]
+    assert frames["95"]["ci_method"].str.startswith("crossed items×raters").all()
+    assert frames["independent"]["ci_method"].str.startswith("independent").all()
+
+
+def test_report_bad_options_are_command_errors(campaign):
+    with pytest.raises(CommandError, match="level"):
+        call_command("report", campaign.slug, "--ci-level", "1.5", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="max-rows"):
+        call_command("report", campaign.slug, "--max-rows", "0", stdout=io.StringIO())
+
+
+def test_report_writes_long_tables_to_files_and_prints_their_head(campaign, tmp_path):
+    crowd_run(campaign=campaign, workers=crowd_make(good=3, noisy=0, spammer=0))
+    out = io.StringIO()
+    call_command("report", campaign.slug, "--max-rows", "2", "--out", str(tmp_path), stdout=out)
+    text = out.getvalue()
+    assert "more of" in text and f"all in {tmp_path / (campaign.slug + '_scores.csv')}" in text
+    scores = pd.read_csv(tmp_path / f"{campaign.slug}_scores.csv")
+    assert len(scores) > 2
+
+
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
 def test_export_writes_judgments_with_pseudonyms_only(campaign, tmp_path, fmt):
     crowd_run(campaign=campaign, workers=crowd_make(good=2, noisy=0, spammer=0))

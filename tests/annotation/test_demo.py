@@ -9,8 +9,20 @@ from django.core.management import call_command
 from annotation.models import Campaign, Judgment
 
 
+@pytest.fixture
+def celery_eager():
+    """Run the demo judge's job in this process: with a broker configured (CI on PostgreSQL)
+    it would wait for a worker, as `make demo` says it does."""
+    from evalsite.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before
+
+
 @pytest.mark.django_db(transaction=True)
-def test_demo_without_server_fills_the_campaign_and_writes_the_report(tmp_path):
+def test_demo_without_server_fills_the_campaign_and_writes_the_report(tmp_path, celery_eager):
     out = io.StringIO()
     call_command("demo", "--no-server", "--no-tiny-model", "--out", str(tmp_path), stdout=out)
     campaign = Campaign.objects.get(slug="demo-likert")
@@ -18,7 +30,13 @@ def test_demo_without_server_fills_the_campaign_and_writes_the_report(tmp_path):
     items = campaign.items.count()
     assert items >= 90  # 30+ dialogues x 3 models
     # every item got its simulated ratings (3 questions each), the extra slot stays free
-    assert Judgment.objects.filter(item__campaign=campaign).count() == items * 3 * 3
+    crowd = Judgment.objects.filter(item__campaign=campaign).exclude(worker__provider="model")
+    assert crowd.count() == items * 3 * 3
+    # and the demo's LLM judge (annotation/demo/judge.py) answered apart, one rater
+    judged = Judgment.objects.filter(item__campaign=campaign, worker__provider="model")
+    assert judged.count() == items * 3
+    assert (tmp_path / "demo-likert_judges_agreement.csv").exists()
+    assert (tmp_path / "demo-ab_judges_position_bias.csv").exists()
     scores = pd.read_csv(tmp_path / "likert_scores.csv")
     assert set(scores["model"]) == {"generic-bot", "gold", "retrieval-minilm"}
     assert (scores["n"] >= 100).all()
@@ -59,4 +77,4 @@ def test_demo_without_server_fills_the_campaign_and_writes_the_report(tmp_path):
     call_command(
         "demo", "--no-server", "--no-tiny-model", "--out", str(tmp_path), stdout=io.StringIO()
     )
-    assert Judgment.objects.filter(item__campaign=campaign).count() == items * 3 * 3
+    assert crowd.count() == items * 3 * 3 and judged.count() == items * 3

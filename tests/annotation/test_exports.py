@@ -136,3 +136,47 @@ def test_only_the_exported_rows_decide_how_a_column_is_written(tmp_path, fmt):
     campaign = _campaign_with(values, blocked=1)
     _same_file(campaign, tmp_path, fmt)
     _same_file(campaign, tmp_path, fmt, include_flagged=True)
+
+
+def _ab_campaign():
+    """An A/B campaign: each answer once, the choices shown in either order."""
+    campaign = CampaignFactory(protocol="pairwise", parameters={})
+    payload = {"context": ["hi"], "model_a": "alpha", "response_a": "x", "model_b": "beta"}
+    item = ItemFactory(campaign=campaign, payload=payload | {"response_b": "y"})
+    shown = [
+        ("first", ["a", "b"], "alpha"),
+        ("first", ["b", "a"], "beta"),
+        ("second", ["b", "a"], "alpha"),
+        ("both", ["a", "b"], "both"),
+        ("neither", ["b", "a"], "neither"),
+    ]
+    for choice, order, _winner in shown:
+        JudgmentFactory(
+            assignment=AssignmentFactory(campaign=campaign),
+            item=item,
+            question="choice",
+            value=choice,
+            presentation={"order": order},
+        )
+    return campaign, [winner for *_, winner in shown]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_a_b_export_names_the_model_chosen_in_either_order(tmp_path, fmt):
+    campaign, expected = _ab_campaign()
+    assert judgments_export_frame(campaign)["winner"].tolist() == expected
+    _same_file(campaign, tmp_path, fmt)
+    path = tmp_path / f"ab.{fmt}"
+    judgments_export(campaign, path, fmt, chunk_rows=2)
+    read = {"csv": pd.read_csv, "jsonl": lambda p: pd.read_json(p, lines=True)}
+    frame = read.get(fmt, pd.read_parquet)(path)
+    assert frame["winner"].tolist() == expected
+
+
+@pytest.mark.django_db
+def test_the_winner_is_empty_for_a_protocol_that_compares_no_models(tmp_path):
+    campaign = _campaign_with([1, 2, 3, 4])
+    assert judgments_export_frame(campaign)["winner"].isna().all()
+    judgments_export(campaign, tmp_path / "l.csv", "csv", chunk_rows=3)
+    assert pd.read_csv(tmp_path / "l.csv")["winner"].isna().all()

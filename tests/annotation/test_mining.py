@@ -90,3 +90,25 @@ def test_candidates_from_files_go_to_an_emocontext_campaign(tmp_path, capsys):
 def test_mine_candidates_needs_inputs():
     with pytest.raises(CommandError, match="--synthetic"):
         call_command("mine_candidates")
+
+
+@pytest.mark.django_db
+def test_candidates_go_only_to_a_campaign_whose_items_come_from_dialogues(tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(samples.EMOCONTEXT_TSV, encoding="utf-8")
+    pool = tmp_path / "pool.txt"
+    pool.write_text(
+        "id\tturn1\tturn2\tturn3\np1\tguess what\ttell me\tI got the job and I am so happy\n",
+        encoding="utf-8",
+    )
+    campaign = CampaignFactory(protocol="likert", parameters={})
+    with pytest.raises(CommandError, match="not built from dialogues"):
+        call_command(
+            "mine_candidates",
+            "--seeds", str(seeds),
+            "--pool", str(pool),
+            "--threshold", "0.5",
+            "--campaign", campaign.slug,
+            "--out", str(tmp_path / "c.tsv"),
+        )  # fmt: skip
+    assert not Item.objects.filter(campaign=campaign).exists()

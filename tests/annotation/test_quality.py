@@ -2,15 +2,17 @@
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.utils import timezone
+from statsmodels.stats.proportion import proportion_confint
 
 from annotation.allocation import item_next, lease_create, leases_release
 from annotation.campaign_settings import CONTROLS, settings_clean
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
 from annotation.models import Item, Judgment, Lease, Participation, WorkerBlock
 from annotation.providers import Arrival
-from annotation.quality import worker_quality, worker_soft_block, worker_unblock
+from annotation.quality import block_chance, worker_quality, worker_soft_block, worker_unblock
 from annotation.selectors import campaign_judgments_frame, campaign_progress, campaign_report
 from annotation.services import (
     assignment_start,
@@ -139,6 +141,70 @@ def test_worker_under_the_gold_threshold_is_soft_blocked_after_enough_checks(cam
     participation = Participation.objects.get(campaign=campaign, worker=worker)
     assert participation.soft_blocked
     assert "gold accuracy 33% on 3 checks" in participation.reason
+
+
+def test_one_slip_in_three_gold_checks_never_blocks(campaign):
+    _gold(campaign, n=6)
+    campaign_settings_update(
+        campaign=campaign, values={"gold_min_answered": 3, "gold_min_accuracy": 0.7}
+    )
+    worker = WorkerFactory()
+    assignment = assignment_start(campaign=campaign, worker=worker)
+    _force_gold(campaign, assignment, BAD)  # a slip first: 2 of 3 right is 67%, under 70%
+    _force_gold(campaign, assignment, GOOD)
+    _force_gold(campaign, assignment, GOOD)
+    assert not Participation.objects.filter(worker=worker, soft_blocked=True).exists()
+    row = worker_quality(campaign).set_index("worker_id").loc[worker.pk]
+    assert row["gold_accuracy"] < 0.7 < row["gold_upper"] and row["passes"]
+
+
+@pytest.mark.parametrize(
+    ("accuracy", "checks", "min_answered"), [(0.9, 10, 6), (0.5, 10, 6), (0.8, 8, 3)]
+)
+def test_block_chance_is_the_rule_s_exact_probability(accuracy, checks, min_answered):
+    """The exact chance matches 40,000 simulated workers, judged by statsmodels' Wilson
+    interval (two-sided 80% = one-sided 90% upper bound) after every answer."""
+    exact = block_chance(
+        accuracy=accuracy, checks=checks, min_answered=min_answered, min_accuracy=0.7
+    )
+    rng = np.random.default_rng(7)
+    right = rng.random((40_000, checks)) < accuracy
+    done = right.cumsum(axis=1)
+    blocked = np.zeros(len(right), dtype=bool)
+    for answered in range(min_answered, checks + 1):
+        _, upper = proportion_confint(done[:, answered - 1], answered, alpha=0.2, method="wilson")
+        blocked |= upper < 0.7
+    se = max(np.sqrt(exact * (1 - exact) / len(right)), 1e-4)
+    assert abs(blocked.mean() - exact) < 4 * se
+    assert 0 < exact < 1
+
+
+def test_block_chance_spares_careful_workers_and_catches_most_guessers():
+    """The demo's rule (0.7 from 6 checks, 10 checks in all): a worker right 90% of the time
+    is blocked with probability under 0.5%, a guesser with more than 60%."""
+    rule = {"checks": 10, "min_answered": 6, "min_accuracy": 0.7}
+    assert block_chance(accuracy=0.9, **rule) < 0.005
+    assert block_chance(accuracy=0.5, **rule) > 0.6
+    assert block_chance(accuracy=1.0, **rule) == 0.0
+    with pytest.raises(ValueError):
+        block_chance(accuracy=1.5, **rule)
+
+
+def test_two_failed_attention_checks_block_and_stay_apart_from_gold_accuracy(campaign):
+    items_add(
+        campaign=campaign,
+        items=[(f"attn-{i}", likert_payload(200 + i), {"fluency": [5]}, True) for i in range(2)],
+    )
+    assert Item.objects.filter(campaign=campaign, attention=True).count() == 2
+    worker = WorkerFactory()
+    assignment = assignment_start(campaign=campaign, worker=worker)
+    _force_gold(campaign, assignment, BAD)
+    assert not Participation.objects.filter(worker=worker, soft_blocked=True).exists()
+    _force_gold(campaign, assignment, BAD)
+    participation = Participation.objects.get(campaign=campaign, worker=worker)
+    assert participation.soft_blocked and "failed 2 of 2 attention checks" in participation.reason
+    row = worker_quality(campaign).set_index("worker_id").loc[worker.pk]
+    assert row["gold_answered"] == 0 and row["attention_failed"] == 2
 
 
 def test_a_soft_blocked_worker_gets_a_clear_end_and_no_further_items(client, campaign):

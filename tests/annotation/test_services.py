@@ -9,7 +9,9 @@ from django.utils import timezone
 from annotation.allocation import item_next
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed, NotFound
 from annotation.models import Assignment, Campaign, Judgment, Lease
+from annotation.providers import Arrival
 from annotation.services import (
+    assignment_authorise,
     assignment_complete,
     assignment_from_token,
     assignment_start,
@@ -160,6 +162,25 @@ def test_token_identifies_its_assignment_and_rejects_forgeries(leased):
     assert assignment_from_token(assignment_token(assignment)) == assignment
     with pytest.raises(NotAllowed):
         assignment_from_token(assignment_token(assignment)[:-2] + "xx")
+
+
+def test_one_authorisation_check_for_pages_and_sockets(leased):
+    assignment, _ = leased
+    campaign, worker = assignment.campaign, assignment.worker
+    token = assignment_token(assignment)
+    own = Arrival(provider=worker.provider, worker_id=worker.external_id)
+    assert assignment_authorise(campaign=campaign, arrival=own, token=token) == assignment
+    someone = Arrival(provider=worker.provider, worker_id=worker.external_id + "x")
+    elsewhere = CampaignFactory()
+    refused = [
+        (campaign, someone, token, "another worker"),
+        (elsewhere, own, token, "another worker"),
+        (campaign, own, token[:-2] + "xx", "not valid"),
+        (campaign, Arrival(provider=worker.provider, worker_id="", preview=True), token, "preview"),
+    ]
+    for where, arrival, sent, why in refused:
+        with pytest.raises(NotAllowed, match=why):
+            assignment_authorise(campaign=where, arrival=arrival, token=sent)
 
 
 def test_stale_open_assignments_are_abandoned_and_release_their_leases(leased):

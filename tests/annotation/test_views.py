@@ -177,12 +177,19 @@ def test_unknown_campaign_is_404(client, db):
     assert client.get("/task/nope/?workerId=w1").status_code == 404
 
 
-def test_paused_campaign_says_so(client, db):
-    campaign = CampaignFactory(status="paused")
-    ItemFactory(campaign=campaign)
-    response = client.get(task_url(campaign, workerId="w1"))
-    assert response.status_code == 403
-    assert "not open" in response.content.decode()
+def test_unknown_draft_paused_and_finished_studies_answer_the_same_page(client, db):
+    pages = set()
+    for status in ("draft", "paused", "finished", None):
+        campaign = CampaignFactory.build(slug="nothing-here")
+        if status:
+            campaign = CampaignFactory(status=status, slug=f"s-{status}")
+            ItemFactory(campaign=campaign)
+        for url in (task_url(campaign, workerId="w1"), submit_url(campaign, workerId="w1")):
+            response = client.post(url, {}) if "submit" in url else client.get(url)
+            pages.add((response.status_code, response.content))
+    (status_code, body), *others = pages
+    assert others == [] and status_code == 404
+    assert "no open study at this address" in body.decode()
 
 
 def test_a_draft_is_previewed_by_staff_only(client, admin_client, db):

@@ -6,6 +6,7 @@ import pytest
 
 from annotation.models import Judgment
 from annotation.protocols.pairwise import outcome
+from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory, likert_payload
 
 
@@ -35,6 +36,7 @@ def test_worker_answers_three_ab_items_and_reaches_the_end(live_server, browser,
     page = browser.new_page(viewport={"width": 1100, "height": 900})
     page.goto(f"{live_server.url}/task/{campaign.slug}/?workerId=ab-browser")
     page.screenshot(path=artifacts / "ab_page.png", full_page=True)
+    assert_accessible(page, "A/B item")
     for position in (1, 2, 3):
         assert page.get_by_text(f"Item {position} of 3").is_visible()
         first = page.locator("#response-1").inner_text()
@@ -70,6 +72,7 @@ def test_ssa_asks_specific_only_after_sensible_yes(live_server, browser, artifac
     sensible.get_by_label("Yes").check()
     assert specific.is_visible()
     page.screenshot(path=artifacts / "ssa_sensible.png", full_page=True)
+    assert_accessible(page, "SSA item")
     page.get_by_role("button", name="Submit and continue").click()
     assert page.get_by_text("Item 2 of 3").is_visible()  # the browser asks for "specific"
     specific.get_by_label("Yes").check()

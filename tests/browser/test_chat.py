@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import ChatSeat, Dialogue, Item, Judgment, Utterance
 from annotation.services import campaign_create, campaign_set_status
 from modelhub.services import endpoint_register
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
+from tests.browser.axe import assert_accessible
 
 SITUATIONS = {
     "alice": "My sister surprised me with a visit after two years abroad. I cried at the door.",
@@ -31,7 +33,13 @@ def celery_eager():
 
 
 def _live(protocol: str, slug: str, **parameters):
-    campaign = campaign_create(slug=slug, name=slug, protocol=protocol, parameters=parameters)
+    campaign = campaign_create(
+        slug=slug,
+        name=slug,
+        protocol=protocol,
+        parameters=parameters,
+        controls={"open_links": True},  # the browsers arrive with bare worker ids
+    )
     return campaign_set_status(campaign=campaign, status="live")
 
 
@@ -45,11 +53,12 @@ def _say(page, text: str, *, typed: bool = False) -> None:
     box = page.locator("#message-text")
     box.wait_for(state="visible")
     page.wait_for_function("!document.getElementById('message-text').disabled", timeout=TIMEOUT)
-    if typed:  # key by key, as a person types: the page counts the keystrokes
+    if typed:  # key by key, as a person types, and sent with Enter: the page counts the keys
         box.press_sequentially(text)
+        box.press("Enter")
     else:
         box.fill(text)
-    page.get_by_role("button", name="Send").click()
+        page.get_by_role("button", name="Send").click()
 
 
 def _turns(page, n: int) -> None:
@@ -71,11 +80,21 @@ def test_two_workers_pair_write_situations_and_hold_both_chats_with_roles_swappe
     for name, page in pages.items():
         page.goto(f"{asgi_live_server}/task/{campaign.slug}/?workerId={name}")
         page.get_by_role("heading", name="Step 1: describe a situation").wait_for()
-    pages["alice"].screenshot(path=artifacts / "ed_situation.png", full_page=True)
-    _write_situation(pages["alice"], SITUATIONS["alice"])
-    pages["alice"].get_by_role("heading", name="Waiting for a partner…").wait_for()
-    pages["alice"].screenshot(path=artifacts / "ed_waiting.png", full_page=True)
+    alice = pages["alice"]
+    alice.screenshot(path=artifacts / "ed_situation.png", full_page=True)
+    # A refused situation says the server's exact reason, at the field and in the alert.
+    _write_situation(alice, "One thing. Then another. And a third. And a fourth.")
+    reason = "Please write 1 to 3 sentences (you wrote 4)."
+    alice.locator("#situation-error").get_by_text(reason).wait_for(timeout=TIMEOUT)
+    assert reason in alice.locator("#chat-error").inner_text()
+    assert alice.locator("#situation-text").get_attribute("aria-invalid") == "true"
+    assert_accessible(alice, "chat: situation refused")
+    _write_situation(alice, SITUATIONS["alice"])
+    alice.get_by_role("heading", name="Waiting for a partner…").wait_for()
+    alice.screenshot(path=artifacts / "ed_waiting.png", full_page=True)
+    assert_accessible(alice, "chat: lobby")
     _write_situation(pages["bob"], SITUATIONS["bob"])
+    alice.get_by_role("status").get_by_text("Your partner arrived").wait_for(timeout=TIMEOUT)
     for conversation in (1, 2):
         heading = re.compile(f"Conversation {conversation} of 2")
         for page in pages.values():
@@ -94,17 +113,27 @@ def test_two_workers_pair_write_situations_and_hold_both_chats_with_roles_swappe
             _say(who, f"Conversation {conversation}, message {n + 1}.", typed=n == 0)
             for page in pages.values():
                 _turns(page, n + 1)
+            counter = who.locator("#message-count")
+            assert counter.inner_text().startswith(f"Messages: {n + 1} of 4–8")
+            assert ("can end it now" in counter.inner_text()) == (n == 3)
             if conversation == 1 and n == 1:
                 # The Speaker reloads mid-chat: the same conversation comes back.
                 speaker.reload()
                 _turns(speaker, 2)
         speaker.screenshot(path=artifacts / f"ed_conversation_{conversation}.png", full_page=True)
+        assert_accessible(speaker, f"chat: conversation {conversation}")
         speaker.get_by_role("button", name="End this conversation").click()
+        told = f"Your partner ended conversation {conversation}."
+        listener.locator("#chat-notice").get_by_text(told).wait_for(timeout=TIMEOUT)
+        if conversation == 1:
+            assert "now you are the Speaker" in listener.locator("#chat-notice").inner_text()
     for page in pages.values():
         page.get_by_role("heading", name="Thank you!").wait_for(timeout=TIMEOUT)
+        assert_accessible(page, "chat: the end")
         page.get_by_role("link", name="Finish and get your completion code").click()
         page.get_by_text("Your completion code:").wait_for(timeout=TIMEOUT)
     pages["bob"].screenshot(path=artifacts / "ed_done.png", full_page=True)
+    assert_accessible(pages["bob"], "done page after a chat")
     for ctx in contexts.values():
         ctx.close()
 
@@ -163,12 +192,28 @@ def test_a_worker_chats_14_turns_with_generic_bot_and_labels_each_bot_turn(
     page.goto(f"{asgi_live_server}/task/{campaign.slug}/?workerId=ssa-worker")
     _turns(page, 1)
     assert page.locator("#transcript li").first.inner_text() == "Chatbot: Hi!"
+    # Shift+Enter starts a new line; Enter sends.
+    box = page.locator("#message-text")
+    page.wait_for_function("!document.getElementById('message-text').disabled", timeout=TIMEOUT)
+    box.press_sequentially("Message 1.")
+    box.press("Shift+Enter")
+    box.press_sequentially("Second line.")
+    assert box.input_value() == "Message 1.\nSecond line."
+    assert page.locator("#transcript li").count() == 1
+    box.press("Enter")
     labels = {}
     for n in range(1, 8):
         question = n % 2 == 0
-        _say(page, f"Message {n}{'?' if question else '.'}")
+        if n > 1:
+            _say(page, f"Message {n}{'?' if question else '.'}")
         _turns(page, 2 * n + 1)
         page.locator("#label-form").wait_for(state="visible")
+        # On a phone the label question starts below the screen: the page scrolls to it.
+        expect(page.locator("#label-form")).to_be_in_viewport()
+        when = "after 14" if 2 * n + 1 < 14 else "now"
+        assert page.locator("#message-count").inner_text() == (
+            f"Turns: {2 * n + 1} · you can end the chat {when} (at most 28)"
+        )
         sensible = n != 3  # one reply judged not sensible: "specific" is never asked
         page.locator("#q-sensible").get_by_label("Yes" if sensible else "No").check()
         if sensible:
@@ -177,11 +222,16 @@ def test_a_worker_chats_14_turns_with_generic_bot_and_labels_each_bot_turn(
             assert not page.locator("#q-specific").is_visible()
         if n == 1:
             page.screenshot(path=artifacts / "ssa_chat_label.png", full_page=True)
+            assert_accessible(page, "chat: a bot turn to label")
         page.get_by_role("button", name="Save labels").click()
         page.locator("#label-form").wait_for(state="hidden")
+        # The box that was disabled while labeling has the focus back, ready to type.
+        expect(box).to_be_focused()
         labels[2 * n] = "yes" if sensible else "no"
+    assert "you can end the chat now" in page.locator("#message-count").inner_text()
     page.get_by_role("button", name="End the chat").click()
     page.get_by_role("heading", name="Thank you!").wait_for(timeout=TIMEOUT)
+    assert_accessible(page, "chat with a bot: the end")
     page.get_by_role("link", name="Finish and get your completion code").click()
     page.get_by_text("Your completion code:").wait_for()
     page.close()
@@ -190,9 +240,73 @@ def test_a_worker_chats_14_turns_with_generic_bot_and_labels_each_bot_turn(
     turns = list(Utterance.objects.filter(dialogue=dialogue).order_by("index"))
     assert len(turns) == 15 and dialogue.status == "complete"
     assert [u.speaker for u in turns] == ["bot", "user"] * 7 + ["bot"]
+    assert turns[1].text == "Message 1.\nSecond line."
     for index, sensible in labels.items():
         item = Item.objects.get(campaign=campaign, key=f"{dialogue.key}/{index}")
         assert item.payload["response"] == turns[index].text
         stored = dict(Judgment.objects.filter(item=item).values_list("question", "value"))
         assert stored == {"sensible": sensible, "specific": "no"}
     assert Judgment.objects.filter(item__campaign=campaign).count() == 14
+
+
+def test_with_end_ratings_on_the_worker_rates_the_bot_by_keyboard_before_finishing(
+    asgi_live_server,  # noqa: F811
+    browser,
+    artifacts,
+    celery_eager,
+):
+    endpoint_register(name="generic-bot", backend="generic_bot")
+    campaign = _live(
+        "ssa_interactive",
+        "ssa-rate-browser",
+        models=["generic-bot"],
+        min_turns=4,
+        max_turns=8,
+        end_ratings=True,
+    )
+    page = browser.new_page(viewport={"width": 420, "height": 900})
+    page.goto(f"{asgi_live_server}/task/{campaign.slug}/?workerId=rate-worker")
+    for n in (1, 2):
+        _say(page, f"Message {n}.")
+        _turns(page, 2 * n + 1)
+        page.locator("#label-form").wait_for(state="visible")
+        page.locator("#q-sensible").get_by_label("Yes").check()
+        page.locator("#q-specific").get_by_label("No").check()
+        page.get_by_role("button", name="Save labels").click()
+        page.locator("#label-form").wait_for(state="hidden")
+    page.get_by_role("button", name="End the chat").click()
+    page.locator("#stage-rating").wait_for(state="visible", timeout=TIMEOUT)
+    expect(page.locator("#stage-rating")).to_be_in_viewport()
+    expect(page.locator("#rating-heading")).to_be_focused()
+    # Saving with a question unanswered is refused, and said at that question.
+    page.keyboard.press("Tab")  # the first question's choices: 1 is focused
+    page.keyboard.press("ArrowRight")  # 2 …
+    page.keyboard.press("ArrowRight")  # … 3, chosen as the focus moves
+    page.get_by_role("button", name="Save and finish").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#rate-error-human")).to_be_visible(timeout=TIMEOUT)
+    expect(page.locator("#rate-human")).to_have_attribute("aria-invalid", "true")
+    assert page.locator("#stage-rating").is_visible()
+    # Each remaining question by keyboard: Tab into its choices, arrows to the rating.
+    page.locator('input[name="rate-engaging"][value="3"]').focus()
+    for presses in (4, 1, 3):  # interesting 4, human 1, knowledgeable 3
+        page.keyboard.press("Tab")
+        page.keyboard.press("Space")
+        for _ in range(presses - 1):
+            page.keyboard.press("ArrowRight")
+    expect(page.locator("#rate-error-knowledgeable")).to_be_hidden()  # answered now
+    page.keyboard.press("Tab")
+    page.keyboard.type("Polite, but it rarely said anything specific.")
+    page.screenshot(path=artifacts / "ssa_chat_rating.png", full_page=True)
+    assert_accessible(page, "chat with a bot: the closing ratings")
+    page.keyboard.press("Tab")  # the button
+    page.keyboard.press("Enter")
+    page.get_by_role("heading", name="Thank you!").wait_for(timeout=TIMEOUT)
+    page.close()
+
+    dialogue = Dialogue.objects.get(campaign=campaign)
+    ratings = dialogue.metadata["ratings"]
+    assert ratings["values"] == {"engaging": 3, "interesting": 4, "human": 1, "knowledgeable": 3}
+    assert ratings["comment"] == "Polite, but it rarely said anything specific."
+    assert ChatSeat.objects.get(campaign=campaign).stage == "done"
+    assert campaign.assignments.get().status == "submitted"

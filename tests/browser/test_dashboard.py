@@ -19,6 +19,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from annotation.models import Assignment, AuditLog, Campaign
+from tests.browser.axe import assert_accessible
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -79,6 +80,7 @@ def test_researcher_sees_reports_exports_and_approves_a_worker(
     for slug in ("demo-likert", "demo-ab", "demo-ssa"):
         assert page.locator(f"#campaigns tr[data-slug='{slug}'] progress").count() == 1
     page.screenshot(path=artifacts / "dashboard_campaigns.png", full_page=True)
+    assert_accessible(page, "dashboard: campaigns")
 
     with job_worker():
         for slug in ("demo-likert", "demo-ab", "demo-ssa"):
@@ -93,6 +95,7 @@ def test_researcher_sees_reports_exports_and_approves_a_worker(
             assert _figures_rendered(page) == expected
             assert page.locator("#quality tbody tr").count() >= 5
             page.screenshot(path=artifacts / f"dashboard_{slug}.png", full_page=True)
+            assert_accessible(page, f"dashboard: {slug} with its report")
 
         # Export the A/B judgments as CSV and download the file.
         page.goto(f"{live_server.url}/dashboard/c/demo-ab/")
@@ -106,6 +109,7 @@ def test_researcher_sees_reports_exports_and_approves_a_worker(
         header = Path(path).read_text(encoding="utf-8").splitlines()[0]
         assert "rater" in header and "choice" not in header.split(",")[0]
         page.screenshot(path=artifacts / "dashboard_export.png", full_page=True)
+        assert_accessible(page, "dashboard: an export done")
 
     # Approve a worker who has a submitted assignment.
     campaign = Campaign.objects.get(slug="demo-ab")
@@ -120,6 +124,7 @@ def test_researcher_sees_reports_exports_and_approves_a_worker(
     page.wait_for_selector(".messages .success")
     assert "Approved" in page.locator(".messages").inner_text()
     page.screenshot(path=artifacts / "dashboard_approved.png", full_page=True)
+    assert_accessible(page, "dashboard: a worker approved")
     assert not Assignment.objects.filter(
         campaign=campaign, worker=assignment.worker, status=Assignment.Status.SUBMITTED
     ).exists()

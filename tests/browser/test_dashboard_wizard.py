@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 
 from annotation.models import Campaign, Publication
 from modelhub.services import endpoint_register
+from tests.browser.axe import assert_accessible
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,6 +58,7 @@ def test_a_researcher_launches_a_campaign_through_the_wizard(
     page.click("input[type=submit]")
     page.wait_for_url("**/dashboard/new/")
     page.screenshot(path=artifacts / "wizard_1_protocol.png", full_page=True)
+    assert_accessible(page, "wizard: protocol")
 
     page.check("input[name=protocol][value=likert]")
     page.fill("input[name=name]", "Empathy ratings")
@@ -68,6 +70,7 @@ def test_a_researcher_launches_a_campaign_through_the_wizard(
     page.fill("input[name=reward]", "0.50")
     page.fill("input[name=budget]", "10.00")
     page.screenshot(path=artifacts / "wizard_2_settings.png", full_page=True)
+    assert_accessible(page, "wizard: settings")
     page.click("#save-settings")
     page.wait_for_url("**/new/empathy-ratings/items/")
 
@@ -77,9 +80,11 @@ def test_a_researcher_launches_a_campaign_through_the_wizard(
     page.click("#import-items")
     page.wait_for_selector("#finish-items:enabled")  # the jobs have answered every context
     page.screenshot(path=artifacts / "wizard_3_generation.png", full_page=True)
+    assert_accessible(page, "wizard: items being generated")
     page.click("#finish-items")
     page.wait_for_selector("text=Added 6 item(s).")
     page.screenshot(path=artifacts / "wizard_3_items.png", full_page=True)
+    assert_accessible(page, "wizard: items")
 
     page.click("#to-review")
     page.wait_for_url("**/new/empathy-ratings/review/")
@@ -88,18 +93,21 @@ def test_a_researcher_launches_a_campaign_through_the_wizard(
         local.locator(".total").inner_text() == "1.50"
     )  # 6 items, 10 per HIT: 1 HIT × 3 workers × 0.50
     page.screenshot(path=artifacts / "wizard_4_review.png", full_page=True)
+    assert_accessible(page, "wizard: review")
     with page.context.expect_page() as opened:
         page.click("#preview-link")
     preview = opened.value
     preview.wait_for_load_state()
     assert preview.get_by_text("I lost my keys today.").first.is_visible()
     preview.screenshot(path=artifacts / "wizard_4_worker_preview.png", full_page=True)
+    assert_accessible(preview, "worker page preview")
     preview.close()
 
     page.click("#go-live-button")
     page.wait_for_url("**/dashboard/c/empathy-ratings/")
     assert page.get_by_text("'empathy-ratings' is live").is_visible()
     page.screenshot(path=artifacts / "wizard_5_live.png", full_page=True)
+    assert_accessible(page, "campaign page, just live")
     campaign = Campaign.objects.get(slug="empathy-ratings")
     assert campaign.status == Campaign.Status.LIVE and campaign.owner.username == "ada"
     assert campaign.items.count() == 6

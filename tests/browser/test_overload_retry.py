@@ -5,6 +5,7 @@ from django.db import OperationalError
 
 from annotation import views
 from annotation.models import Judgment
+from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory
 
 
@@ -45,4 +46,16 @@ def test_the_busy_page_reloads_and_resends_the_answer_by_itself(
     page.get_by_text("Item 2 of 2").wait_for(timeout=20_000)  # the answer was sent again
     assert Judgment.objects.count() == 3
     assert set(Judgment.objects.values_list("value", flat=True)) == {4}
+    page.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_busy_page_is_accessible(live_server, browser, monkeypatch, settings):
+    settings.RETRY_AFTER_SECONDS = 120  # no reload while axe looks at the page
+    campaign = CampaignFactory()
+    monkeypatch.setattr(views, "worker_visit", busy_once(views.worker_visit))
+    page = browser.new_page()
+    page.goto(f"{live_server.url}/task/{campaign.slug}/?workerId=busy-axe")
+    assert page.get_by_role("heading", name="Just a moment").is_visible()
+    assert_accessible(page, "the busy page")
     page.close()

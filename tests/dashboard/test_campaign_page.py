@@ -1,5 +1,6 @@
 """The campaign list and page: live numbers, report snapshots, exports, worker actions."""
 
+import csv
 import io
 
 import pandas as pd
@@ -372,16 +373,20 @@ def test_a_job_that_fails_in_the_request_shows_as_failed_not_as_a_server_error(
     assert status["status"] == "failed"
 
 
-def test_a_new_report_snapshot_deletes_the_older_ones_and_their_files(
+def test_a_new_report_snapshot_deletes_all_but_the_two_newest_and_their_files(
     ada, filled, start_job
 ) -> None:
-    start_job({"kind": "report"})
-    first = Job.objects.get(campaign=filled, kind=Job.Kind.REPORT)
-    assert any(first.directory.iterdir())
-    start_job({"kind": "report"})
-    kept = Job.objects.get(campaign=filled, kind=Job.Kind.REPORT)
-    assert kept.pk != first.pk and kept.status == Job.Status.DONE
-    assert not first.directory.exists() and any(kept.directory.iterdir())
+    """The snapshot before the newest stays: a page that loaded it just before the newest
+    finished still gets its figures (CI saw a 404 for them when only the newest was kept)."""
+    jobs = []
+    for _ in range(3):
+        start_job({"kind": "report"})
+        jobs.append(Job.objects.filter(campaign=filled, kind=Job.Kind.REPORT).latest("pk"))
+    first, previous, newest = jobs
+    assert newest.status == Job.Status.DONE
+    assert set(Job.objects.filter(campaign=filled, kind=Job.Kind.REPORT)) == {previous, newest}
+    assert not first.directory.exists()
+    assert any(previous.directory.iterdir()) and any(newest.directory.iterdir())
 
 
 def test_the_list_query_count_does_not_grow_with_the_number_of_campaigns(ada, researcher) -> None:
@@ -405,9 +410,15 @@ def test_the_list_query_count_does_not_grow_with_the_number_of_campaigns(ada, re
 
 def test_a_block_is_audited_with_its_campaign_once(ada, filled) -> None:
     worker = _submitted_worker(filled)  # a local worker: no provider to tell
-    page = _act(ada, filled, worker=worker.pseudonym, action="block", reason="copy-paste")
+    asked = _act(ada, filled, worker=worker.pseudonym, action="block", reason="copy-paste")
+    assert f"Block {worker.pseudonym}?" in asked and not AuditLog.objects.exists()
+    page = _act(
+        ada, filled, worker=worker.pseudonym, action="block", reason="copy-paste", confirmed="1"
+    )
     assert "is blocked" in page
-    again = _act(ada, filled, worker=worker.pseudonym, action="block", reason="again")
+    again = _act(
+        ada, filled, worker=worker.pseudonym, action="block", reason="again", confirmed="1"
+    )
     assert "already blocked" in again
     block = AuditLog.objects.get(worker=worker, action=AuditLog.Action.BLOCK)
     assert (block.campaign, block.actor, block.detail) == (filled, "ada", "copy-paste")
@@ -467,3 +478,23 @@ def test_a_provider_error_part_way_keeps_what_was_approved_and_says_what_was_not
     )
     assert statuses.count(Assignment.Status.APPROVED) == 1
     assert statuses.count(Assignment.Status.SUBMITTED) == busiest["n"] - 1
+
+
+def test_personal_links_download_as_csv_and_open_the_study(ada, researcher, client) -> None:
+    campaign = CampaignFactory(owner=researcher, open_links=False)
+    page = ada.get(reverse("dashboard:campaign", args=[campaign.slug]))
+    assert b"Personal links" in page.content and b"only with the signed link" in page.content
+    url = reverse("dashboard:worker_links", args=[campaign.slug])
+    response = ada.post(url, {"workers": "alice bob", "count": "3"})
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [r["worker_id"] for r in rows[:2]] == ["alice", "bob"] and len(rows) == 5
+    assert rows[0]["link"].startswith("http://testserver/task/")
+    bad = ada.post(url, {"workers": "", "count": "²"}, follow=True)
+    assert b"whole number" in bad.content
+
+
+def test_the_campaign_page_links_its_webhooks_and_the_api_keys(ada, filled) -> None:
+    page = ada.get(reverse("dashboard:campaign", args=[filled.slug])).content.decode()
+    assert reverse("dashboard:webhooks", args=[filled.slug]) in page
+    assert reverse("dashboard:api_keys") in page

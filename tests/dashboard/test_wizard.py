@@ -14,7 +14,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import AuditLog, Campaign, Item, Publication
-from annotation.protocols import registry
+from annotation.protocols import LiveChat, registry
+from annotation.study_pages import STUDY_FIELDS
 from dashboard import drafts
 from modelhub.models import GenerationJob
 from modelhub.services import endpoint_register, generation_job_run
@@ -65,7 +66,7 @@ def messages_of(response) -> list[str]:
 
 
 def settings_data(campaign: Campaign, **changes) -> dict:
-    data = {name: getattr(campaign, name) for name in drafts.SETTINGS}
+    data = {name: getattr(campaign, name) for name in (*drafts.SETTINGS, *STUDY_FIELDS)}
     data["max_items_per_worker"] = data["max_items_per_worker"] or ""
     data["parameters"] = json.dumps(campaign.parameters)
     return data | changes
@@ -158,6 +159,81 @@ def test_settings_are_saved_and_lead_to_the_items(ada, draft) -> None:
     draft.refresh_from_db()
     assert draft.parameters["min_ratings_per_model"] == 40
     assert (draft.redundancy, draft.reward, draft.budget) == (2, Decimal("0.80"), Decimal("25"))
+
+
+STUDY_FILE = """
+slug: from-file
+name: From a file
+protocol: likert
+settings: {redundancy: 2, reward: 0.75, gold_rate: 0.1}
+study: {description: "About **10 minutes**.", consent_text: "I agree."}
+items: {items: items.jsonl}
+"""
+
+
+def test_a_draft_starts_from_a_study_file_and_a_bad_one_names_the_key(ada, researcher) -> None:
+    response = ada.post(url("wizard"), {"study_file": upload("study.yaml", STUDY_FILE)})
+    campaign = Campaign.objects.get(slug="from-file")
+    assert response.url == url("wizard_settings", campaign)
+    assert any(
+        "Upload its items in the Items step" in m for m in messages_of(ada.get(response.url))
+    )
+    assert (campaign.owner, campaign.status, campaign.redundancy) == (researcher, "draft", 2)
+    assert (campaign.reward, campaign.consent_text) == (Decimal("0.75"), "I agree.")
+    assert not campaign.items.exists()  # the files it names stay on the researcher's disk
+    bad = STUDY_FILE.replace("from-file", "other").replace("redundancy: 2", "redundancy: 0")
+    refused = ada.post(url("wizard"), {"study_file": upload("bad.yaml", bad)})
+    assert any("settings.redundancy" in m for m in messages_of(ada.get(refused.url)))
+    broken = ada.post(url("wizard"), {"study_file": upload("broken.yaml", "slug: [")})
+    assert any("broken.yaml" in m for m in messages_of(ada.get(broken.url)))
+    assert Campaign.objects.count() == 1
+
+
+def test_study_pages_and_training_settings_are_set_in_the_wizard(ada, draft) -> None:
+    page = ada.get(url("wizard_settings", draft)).content.decode()
+    assert 'id="study-texts"' in page and "rate the **last response**" in page  # the default
+    data = settings_data(
+        draft,
+        description="About **10 minutes**; contact a@example.org.",
+        consent_text="I agree to take part.",
+        consent_version="2026-11",
+        training_qualification="ratings-v1",
+        training_pass_mark="0.9",
+        training_attempts="3",
+    )
+    assert ada.post(url("wizard_settings", draft), data).url == url("wizard_items", draft)
+    draft.refresh_from_db()
+    assert (draft.consent_text, draft.consent_version, draft.qualification) == (
+        "I agree to take part.",
+        "2026-11",
+        "ratings-v1",
+    )
+    assert (draft.training_pass_mark, draft.training_attempts) == (0.9, 3)
+    before = snapshot(draft)
+    bad = settings_data(draft, training_qualification="two words", description="changed")
+    refused = ada.post(url("wizard_settings", draft), bad)
+    assert refused.status_code == 400
+    assert any("Letters, digits" in m for m in messages_of(refused))
+    assert snapshot(draft) == before
+
+
+def test_a_training_file_is_imported_in_order_and_a_bad_line_is_named(ada, draft) -> None:
+    payload = {"context": ["Hi!"], "response": "Hello.", "model": "m1"}
+    lines = [
+        {"key": f"t{i}", "payload": payload, "answers": {"fluency": [5]}, "explanation": "Fine."}
+        for i in range(2)
+    ]
+    training = "\n".join(json.dumps(line) for line in lines)
+    response = ada.post(url("wizard_items", draft), {"training": upload("t.jsonl", training)})
+    assert "Added 0 item(s) and 2 training item(s)." in messages_of(ada.get(response.url))
+    draft.refresh_from_db()
+    assert draft.training_size == 2
+    bad = json.dumps({"key": "t9", "payload": payload, "answers": {"fluency": [9]}})
+    refused = ada.post(url("wizard_items", draft), {"training": upload("bad.jsonl", bad)})
+    assert refused.status_code == 400
+    assert any("bad.jsonl: Training item 1 (t9)" in m for m in messages_of(refused))
+    draft.refresh_from_db()
+    assert draft.training_size == 2
 
 
 @pytest.mark.parametrize(
@@ -281,14 +357,33 @@ def test_an_items_file_and_gold_checks_are_imported(ada, draft) -> None:
     items = "\n".join(
         json.dumps({"key": f"k{i}", "payload": payload | {"response": f"R{i}"}}) for i in range(4)
     )
-    gold = json.dumps({"key": "g1", "payload": payload, "gold": {"fluency": [4, 5]}})
+    attention = payload | {"response": "Please rate fluency 1 for this reply."}
+    gold = "\n".join(
+        [
+            json.dumps({"key": "g1", "payload": payload, "gold": {"fluency": [4, 5]}}),
+            json.dumps(
+                {"key": "a1", "payload": attention, "gold": {"fluency": [1]}, "check": "attention"}
+            ),
+        ]
+    )
     response = ada.post(
         url("wizard_items", draft),
         {"items": upload("items.jsonl", items), "gold": upload("gold.jsonl", gold)},
     )
-    assert "Added 5 item(s)." in messages_of(ada.get(response.url))
+    assert "Added 6 item(s)." in messages_of(ada.get(response.url))
     assert draft.items.filter(gold__isnull=True).count() == 4
     assert draft.items.get(key="g1").gold == {"fluency": [4, 5]}
+    assert (draft.items.get(key="g1").attention, draft.items.get(key="a1").attention) == (
+        False,
+        True,
+    )
+    bad = json.dumps({"key": "b", "payload": payload, "gold": {"fluency": [4]}, "check": "x"})
+    refused = ada.post(url("wizard_items", draft), {"gold": upload("bad.jsonl", bad)})
+    assert refused.status_code == 400 and not draft.items.filter(key="b").exists()
+    assert (
+        "bad.jsonl, gold item 1: &quot;check&quot; is &quot;gold&quot; or"
+        in refused.content.decode()
+    )
 
 
 BAD_LINE = CONTEXTS + '\n{"id": "c4", "context": ["ok"]\n'
@@ -355,7 +450,7 @@ def test_a_bad_upload_is_refused_naming_the_problem_and_adds_nothing(
 
 
 def test_a_chat_protocol_has_no_items_step_and_goes_live_without_items(ada) -> None:
-    chat = [p for p in registry.all() if getattr(p, "live_chat", False)]
+    chat = [p for p in registry.all() if isinstance(p, LiveChat)]
     if not chat:
         pytest.skip("no live chat protocol registered")
     ada.post(url("wizard"), {"protocol": chat[0].name, "slug": "chat"})

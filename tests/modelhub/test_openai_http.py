@@ -2,103 +2,34 @@
 
 from __future__ import annotations
 
-import contextlib
+import email.utils
 import json
+import os
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import urllib.request
+import warnings
 
 import pytest
 
-from modelhub.backends import BackendError, Example, TransientBackendError, backend_load
+from modelhub.backends import (
+    BackendError,
+    Example,
+    TransientBackendError,
+    backend_load,
+    http_client,
+)
+from modelhub.backends.http_client import retry_after_s
+from tests.modelhub.fake_openai import FakeServer, openai_error
 
 EXAMPLES = [Example(turns=("Hi!", "Hello! How are you?", "Great. Any plans?"))]
-
-
-class FakeServer:
-    """An OpenAI-schema server whose behaviour each test sets: ok, slow, 500, garbage, flaky."""
-
-    def __init__(self) -> None:
-        self.mode = "ok"
-        self.requests: list[dict] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server.lock:
-                    server.requests.append({"path": self.path, **body})
-                    count = len(server.requests)
-                server.answer(self, body, count)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True  # closing never waits for a slow handler
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
-
-    def answer(self, handler: BaseHTTPRequestHandler, body: dict, count: int) -> None:
-        if self.mode == "slow":
-            time.sleep(1.0)
-        if self.mode == "500" or (self.mode == "flaky" and count < 3):
-            return self._send(handler, 500, b'{"error": "out of memory"}')
-        if self.mode == "garbage":
-            return self._send(handler, 200, b"<html>not json</html>")
-        if self.mode == "wrong_schema":
-            return self._send(handler, 200, b'{"choices": [{"nothing": 1}]}')
-        if self.mode == "400":
-            return self._send(handler, 400, b'{"error": "model not found"}')
-        if self.mode == "concurrent":
-            # In flight while it "generates", and no longer before the reply is sent: a client
-            # thread sends its next request only after reading this reply.
-            with self.lock:
-                self.in_flight += 1
-                self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            time.sleep(0.1)
-            with self.lock:
-                self.in_flight -= 1
-        chat = "messages" in body
-        last = body["messages"][-1]["content"] if chat else body["prompt"].split("\n")[-2]
-        choices = []
-        for i in range(body.get("n", 1)):
-            text = f"reply {i} to {last}"
-            # candidate i has mean log-prob -(i + 1), except candidate 2, the most likely
-            logprob = -0.1 if i == 2 else -(i + 1.0)
-            tokens = [{"token": w, "logprob": logprob} for w in text.split()]
-            if chat:
-                choice = {"index": i, "message": {"role": "assistant", "content": text}}
-                choice["logprobs"] = {"content": tokens} if body.get("logprobs") else None
-            else:
-                choice = {"index": i, "text": " " + text}
-                lp = {"token_logprobs": [t["logprob"] for t in tokens]}
-                choice["logprobs"] = lp if body.get("logprobs") else None
-            choices.append(choice)
-        payload = {"id": "x", "object": "chat.completion", "choices": choices}
-        self._send(handler, 200, json.dumps(payload).encode())
-
-    @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            handler.wfile.write(data)  # the client may have given up (timeout test)
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
 def server():
     fake = FakeServer()
     yield fake
+    http_client.clients_close()
     fake.close()
 
 
@@ -216,3 +147,189 @@ def test_sample_and_rank_needs_log_probabilities(server, monkeypatch):
 def test_bad_configuration_is_a_clear_error(config, message):
     with pytest.raises(ValueError, match=message):
         backend_load("openai_http", config)
+
+
+# The pooled client: connections, Retry-After, concurrency, reasoning models.
+
+OK_BODY = b'{"choices": [{"message": {"content": "late reply"}, "finish_reason": "stop"}]}'
+
+
+def _urllib_post(url: str) -> None:
+    """POST the way the old client did: urllib, a new connection per request."""
+    data = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
+    request = urllib.request.Request(url, data, {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=2) as response:
+        response.read()
+
+
+def test_requests_reuse_kept_alive_connections(server):
+    for _ in range(20):
+        _urllib_post(server.url + "/chat/completions")
+    assert server.connections == 20  # the fake counts what the old client did: one per request
+    server.connections = 0
+    examples = [Example(turns=(f"turn {i}",)) for i in range(20)]
+    backend = _backend(server, concurrency=1)
+    assert len(backend.generate(examples[:10], {})) == 10
+    assert len(backend.generate(examples[10:], {})) == 10  # a later batch, the same pool
+    assert len(server.requests) == 40 and server.connections == 1
+
+
+def test_parallel_requests_open_no_more_connections_than_the_concurrency(server):
+    examples = [Example(turns=(f"turn {i}",)) for i in range(30)]
+    assert len(_backend(server, concurrency=2).generate(examples, {})) == 30
+    assert 1 <= server.connections <= 2
+
+
+def test_a_429_waits_the_seconds_of_retry_after_then_retries_once(server):
+    server.script = [(429, {"Retry-After": "1"}, b'{"error": {"message": "slow down"}}')]
+    assert _backend(server).generate(EXAMPLES, {}) == ["reply 0 to Great. Any plans?"]
+    assert len(server.requests) == 2
+    assert server.arrivals[1] - server.arrivals[0] >= 1.0  # backoff_s alone would be 0.01
+
+
+def test_retry_after_as_an_http_date_is_honoured(server, monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr(http_client, "_wait", waits.append)
+    date = email.utils.formatdate(time.time() + 20, usegmt=True)
+    server.script = [(429, {"Retry-After": date}, b"{}")]
+    assert _backend(server, retry_budget_s=60).generate(EXAMPLES, {}) == [
+        "reply 0 to Great. Any plans?"
+    ]
+    assert len(waits) == 1 and 18 <= waits[0] <= 20 * 1.1 + 1  # whole seconds, then jitter
+
+
+def test_a_503_is_retried_and_a_400_is_not(server):
+    server.script = [(503, {"Retry-After": "0"}, b'{"error": "loading the model"}')]
+    assert _backend(server).generate(EXAMPLES, {}) == ["reply 0 to Great. Any plans?"]
+    assert len(server.requests) == 2
+    server.requests.clear()
+    server.script = [(400, {}, openai_error("top_k"))]
+    with pytest.raises(BackendError, match="HTTP 400: Unsupported parameter: 'top_k'") as caught:
+        _backend(server, max_retries=3).generate(EXAMPLES, {})
+    assert not isinstance(caught.value, TransientBackendError)
+    assert "param=top_k" in str(caught.value)
+    assert len(server.requests) == 1
+
+
+def test_a_long_error_body_is_cut_in_the_message(server):
+    server.script = [(422, {}, json.dumps({"detail": "x" * 5000}).encode())]
+    with pytest.raises(BackendError, match="HTTP 422: xxx") as caught:
+        _backend(server).generate(EXAMPLES, {})
+    assert len(str(caught.value)) < 500 and str(caught.value).endswith("…")
+
+
+def test_retries_exhausted_is_a_clear_transient_error(server, monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr(http_client, "_wait", waits.append)
+    server.script = [(429, {"Retry-After": "2"}, b'{"error": {"message": "rate limited"}}')] * 3
+    with pytest.raises(TransientBackendError, match="failed 3 times.*HTTP 429: rate limited"):
+        _backend(server, max_retries=2).generate(EXAMPLES, {})
+    assert len(server.requests) == 3
+    assert len(waits) == 2 and all(2 <= w <= 2.2 for w in waits)
+
+
+def test_a_retry_after_past_the_budget_fails_at_once(server, monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr(http_client, "_wait", waits.append)
+    server.script = [(503, {"Retry-After": "120"}, b"{}")]
+    with pytest.raises(TransientBackendError, match="past retry_budget_s=30.*HTTP 503"):
+        _backend(server, max_retries=5).generate(EXAMPLES, {})
+    assert len(server.requests) == 1 and waits == []
+
+
+def test_backoff_is_exponential_and_jittered(server, monkeypatch):
+    waits: list[float] = []
+    monkeypatch.setattr(http_client, "_wait", waits.append)
+    server.mode = "500"
+    with pytest.raises(TransientBackendError):
+        _backend(server, max_retries=4, backoff_s=1.0).generate(EXAMPLES, {})
+    assert len(waits) == 4 and waits != [1.0, 2.0, 4.0, 8.0]
+    for n, wait in enumerate(waits):
+        assert 2**n / 2 <= wait <= 2**n
+
+
+def test_a_reasoning_endpoint_sends_max_completion_tokens_and_no_temperature(server):
+    with pytest.raises(BackendError, match="HTTP 400: Unsupported parameter: 'max_tokens'"):
+        _backend(server, model="o4-mini").generate(EXAMPLES, {})  # what the old client did
+    backend = _backend(server, model="o4-mini", reasoning=True)
+    assert backend.generate(EXAMPLES, {"max_new_tokens": 500, "seed": 3}) == [
+        "reply 0 to Great. Any plans?"
+    ]
+    request = server.requests[-1]
+    assert request["max_completion_tokens"] == 500 and request["seed"] == 3
+    assert not {"max_tokens", "temperature", "top_p", "top_k", "logprobs"} & set(request)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"strategy": "sample", "temperature": 0.7}, "take no temperature"),
+        ({"preset": "meena"}, "no log-probabilities"),
+    ],
+)
+def test_a_reasoning_endpoint_refuses_decoding_it_cannot_apply(server, params, message):
+    with pytest.raises(BackendError, match=message):
+        _backend(server, model="o4-mini", reasoning=True).generate(EXAMPLES, params)
+    assert server.requests == []
+
+
+def test_a_reasoning_model_that_spent_its_tokens_thinking_is_a_clear_error(server):
+    body = b'{"choices": [{"message": {"content": ""}, "finish_reason": "length"}]}'
+    server.script = [(200, {}, body)]
+    with pytest.raises(BackendError, match="raise max_new_tokens"):
+        _backend(server, model="o4-mini", reasoning=True).generate(EXAMPLES, {})
+
+
+def test_the_concurrency_limit_holds_across_callers_in_a_process(server):
+    server.mode, server.delay_s = "concurrent", 0.05
+    results: list[list[str]] = []
+
+    def caller(k: int) -> None:
+        examples = [Example(turns=(f"caller {k} turn {i}",)) for i in range(5)]
+        results.append(_backend(server, concurrency=2).generate(examples, {}))
+
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4 and len(server.requests) == 20
+    assert server.max_in_flight == 2  # 4 callers × 2 threads each, 2 at a time in all
+
+
+def test_a_forked_child_makes_its_own_client(server):
+    parent = http_client.pooled_client(server.url)
+    _backend(server).generate(EXAMPLES, {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the child
+        pid = os.fork()  # only uses its own
+    if pid == 0:
+        try:
+            fresh = not http_client._clients and http_client.pooled_client(server.url) is not parent
+            replies = _backend(server).generate(EXAMPLES, {})
+            os._exit(0 if fresh and replies == ["reply 0 to Great. Any plans?"] else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert http_client.pooled_client(server.url) is parent  # the parent's is untouched
+    assert server.connections == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("3", 3.0),
+        ("1.5", 1.5),
+        (" 0 ", 0.0),
+        ("Wed, 21 Oct 2015 07:28:30 GMT", 30.0),
+        ("Wed, 21 Oct 2015 07:27:00 GMT", 0.0),  # in the past: retry now
+        ("-1", None),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_retry_after_reads_seconds_and_http_dates(value, expected):
+    now = email.utils.parsedate_to_datetime("Wed, 21 Oct 2015 07:28:00 GMT").timestamp()
+    assert retry_after_s(value, now=now) == expected

@@ -6,11 +6,17 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.corpora import CorpusError, read_contexts, read_jsonl_objects, read_responses
+from annotation.datasets.readers import (
+    read_contexts,
+    read_gold_lines,
+    read_responses,
+    read_training_lines,
+)
+from annotation.datasets.records import CorpusError
 from annotation.exceptions import AnnotationError
 from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign
-from annotation.services import items_add
+from annotation.services import items_add, training_items_add
 
 
 class Command(BaseCommand):
@@ -58,16 +64,27 @@ class Command(BaseCommand):
             "--gold",
             type=Path,
             help='JSONL of hidden gold checks: {"key": ..., "payload": {...}, "gold": '
-            "{question: [accepted answers]}}.",
+            '{question: [accepted answers]}}; add "check": "attention" to a line whose item '
+            "itself says what to answer (an explicit attention check, docs/protocols.md).",
+        )
+        parser.add_argument(
+            "--training",
+            type=Path,
+            help="JSONL of training items, shown in this order with feedback before the study: "
+            '{"key": ..., "payload": {...}, "answers": {question: [expected answers]}, '
+            '"explanation": "why (Markdown)"} (docs/protocols.md, "Training").',
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         campaign = Campaign.objects.filter(slug=options["campaign"]).first()
         if campaign is None:
             raise CommandError(f"No campaign {options['campaign']!r}.")
-        if not (options["contexts"] or options["dataset"] or options["gold"]):
+        if not (
+            options["contexts"] or options["dataset"] or options["gold"] or options["training"]
+        ):
             raise CommandError(
-                "Give --contexts (with --models and/or --responses), --dataset or --gold."
+                "Give --contexts (with --models and/or --responses), --dataset, --gold or "
+                "--training."
             )
         if options["max_turns"] < 1:
             raise CommandError("--max-turns must be at least 1.")
@@ -85,8 +102,13 @@ class Command(BaseCommand):
                     f"Added {added} item(s) to {campaign.slug} from {options['dataset']}."
                 )
             if options["gold"]:
-                added = items_add(campaign=campaign, items=_gold_lines(options["gold"]))
+                added = items_add(campaign=campaign, items=read_gold_lines(options["gold"]))
                 self.stdout.write(f"Added {added} gold item(s) to {campaign.slug}.")
+            if options["training"]:
+                added = training_items_add(
+                    campaign=campaign, items=read_training_lines(options["training"])
+                )
+                self.stdout.write(f"Added {added} training item(s) to {campaign.slug}.")
         except (CorpusError, AnnotationError) as exc:
             raise CommandError(getattr(exc, "message", str(exc))) from None
 
@@ -102,8 +124,3 @@ class Command(BaseCommand):
             f"Added {built.added} item(s) to {campaign.slug} from {', '.join(built.models)}"
             + (f"; skipped {built.skipped} identical pair(s)." if built.skipped else ".")
         )
-
-
-def _gold_lines(path: Path) -> list[tuple[str, Any, Any]]:
-    records = read_jsonl_objects(path, ("key", "payload", "gold"))
-    return [(r["key"], r["payload"], r["gold"]) for r in records]

@@ -11,9 +11,11 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.corpora import CorpusError
+from annotation.datasets.records import DatasetError
 from annotation.demo import STUDIES, DemoStudy, demo_contexts, demo_dialogues, study_create
-from annotation.demo.chat import chat_studies_create, ssa_chats_simulate
+from annotation.demo.acute import acute_study_run
+from annotation.demo.chat import SSA_CHAT, chat_studies_create, ssa_chats_simulate
+from annotation.demo.judge import judges_demo
 from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from annotation.reports import report_text, report_write
@@ -56,7 +58,7 @@ class Command(BaseCommand):
         call_command("migrate", verbosity=0, interactive=False)
         try:
             campaigns = self._studies(tiny_model=not options["no_tiny_model"])
-        except (CorpusError, AnnotationError) as exc:
+        except (DatasetError, AnnotationError) as exc:
             raise CommandError(getattr(exc, "message", str(exc))) from None
         for study, campaign in campaigns:
             self._fill(study, campaign, seed=options["seed"])
@@ -64,15 +66,17 @@ class Command(BaseCommand):
             self.stdout.write(report_text(report))
             for path in report_write(report, out, stem=study.protocol):
                 self.stdout.write(f"wrote {path}")
+        judges_demo(campaigns=[c for _, c in campaigns], out=out, write=self.stdout.write)
         chats = chat_studies_create()  # live chats: annotation/demo/chat.py, docs/chat.md
         for campaign in chats:
-            if campaign.protocol == "ssa_interactive":
+            if campaign.slug == SSA_CHAT:
                 self.stdout.write("Simulated workers chatting with the demo bots …")
                 ssa_chats_simulate(campaign=campaign, seed=options["seed"])
             report = campaign_report(campaign)
             self.stdout.write(report_text(report))
             for path in report_write(report, out, stem=campaign.protocol):
                 self.stdout.write(f"wrote {path}")
+        chats += acute_study_run(seed=options["seed"], out=out, write=self.stdout.write)
 
         if options["no_server"]:
             return
@@ -99,10 +103,10 @@ class Command(BaseCommand):
         if not all(Campaign.objects.filter(slug=s.slug).exists() for s in STUDIES):
             self.stdout.write("Registering the demo models …")
             rated = {c.reference for c in contexts}
-            pool = [t for d in dialogues for _, t in d.turns if t not in rated]
+            pool = [u.text for d in dialogues for u in d.utterances if u.text not in rated]
             endpoints = demo_endpoints_register(
                 candidates=pool,
-                dialogues=[[t for _, t in d.turns] for d in dialogues],
+                dialogues=[[u.text for u in d.utterances] for d in dialogues],
                 tiny_model=tiny_model,
             )
             models = [e.name for e in endpoints]

@@ -19,8 +19,9 @@ class Command(BaseCommand):
         "Import dialogue files as one new data set, all or nothing: a malformed file is "
         "refused whole with the line and what is wrong, and nothing is stored. Formats: "
         "ed (EmpatheticDialogues CSV), emotionlines (EmotionLines JSON), meld (MELD CSV), "
-        "emocontext (EmoContext TSV), jsonl / csv / parquet (evalsite's dialogue formats), "
-        "parlai (ParlAI's dialog text format). docs/datasets.md describes each."
+        "emocontext (EmoContext TSV), meena (Meena's released conversation logs), jsonl / "
+        "csv / parquet (evalsite's dialogue formats), parlai (ParlAI's dialog text format). "
+        "docs/datasets.md describes each."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

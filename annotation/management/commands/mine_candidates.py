@@ -9,8 +9,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.datasets import DatasetError
+from annotation.datasets.records import DialogueRecord, UtteranceRecord
 from annotation.datasets.sources import EMOCONTEXT_LABELS, read_emocontext
 from annotation.exceptions import AnnotationError
+from annotation.items import campaign_items_from_dialogues
 from annotation.mining import (
     candidates_mine,
     dialogue_text,
@@ -19,7 +21,7 @@ from annotation.mining import (
     synthetic_dialogues,
 )
 from annotation.models import Campaign
-from annotation.services import items_add
+from annotation.protocols.emocontext import SPEAKERS
 
 EMOTIONS = ("happy", "sad", "angry")
 
@@ -152,13 +154,18 @@ class Command(BaseCommand):
 
     def _add(self, slug: str, candidates: Any, pool: list, keys: list) -> None:
         campaign = Campaign.objects.filter(slug=slug).first()
-        if campaign is None or campaign.protocol != "emocontext":
-            raise CommandError(f"No EmoContext campaign {slug!r}.")
-        items = [
-            (keys[i], {"turns": list(pool[i]), "dialogue": keys[i]}) for i in candidates["index"]
+        if campaign is None:
+            raise CommandError(f"No campaign {slug!r}.")
+        records = [
+            DialogueRecord(
+                key=keys[i],
+                utterances=[UtteranceRecord(s, t) for s, t in zip(SPEAKERS, pool[i], strict=True)],
+            )
+            for i in candidates["index"]
         ]
         try:
-            added = items_add(campaign=campaign, items=items)
+            added = campaign_items_from_dialogues(campaign=campaign, records=records)
         except AnnotationError as exc:
             raise CommandError(exc.message) from None
-        self.stdout.write(f"added {added} candidates to {slug} ({len(items) - added} were there)")
+        there = len(records) - added
+        self.stdout.write(f"added {added} candidates to {slug} ({there} were there)")

@@ -2,7 +2,9 @@
 
 Syncs with the provider first, then acts on every submission awaiting review: approved
 (with ``--bonus`` and any pay-bucket top-up, each paid once) when the worker passes quality
-control, rejected with the reason otherwise, or when no work was recorded here.
+control, rejected with the reason otherwise, or when no work was recorded here. By default
+only what every provider's rules allow is rejected (no work, failed attention checks);
+``--reject-for-agreement`` adds soft blocks and low gold agreement where the provider allows it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,13 @@ class Command(BaseCommand):
             default="Thank you for careful work.",
             help="The bonus message workers see.",
         )
+        parser.add_argument(
+            "--reject-for-agreement",
+            action="store_true",
+            help="Also reject soft-blocked workers and low gold agreement, where the provider "
+            "allows it (refused on Prolific: only failed attention checks justify a rejection "
+            "there; docs/providers.md, 'Review rules per provider').",
+        )
         add_actor(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -55,6 +64,7 @@ class Command(BaseCommand):
                 bonus=bonus,
                 bonus_reason=options["bonus_reason"],
                 dry_run=options["dry_run"],
+                reject_for_agreement=options["reject_for_agreement"],
             )
         )
         if not decisions:

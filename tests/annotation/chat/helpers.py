@@ -25,6 +25,7 @@ def ed_campaign(slug: str = "ed-chat", **parameters: Any) -> Campaign:
         name="ED chat",
         protocol="empathetic_chat",
         parameters={"heartbeat_s": 1, "lobby_timeout_s": 30, **parameters},
+        controls={"open_links": True},  # the tests arrive with bare worker ids
     )
     return campaign_set_status(campaign=campaign, status="live")
 
@@ -36,6 +37,7 @@ def ssa_campaign(slug: str = "ssa-chat", models: list[str] | None = None, **para
         name="Interactive SSA",
         protocol="ssa_interactive",
         parameters={"models": models or ["generic-bot"], "heartbeat_s": 1, **parameters},
+        controls={"open_links": True},  # the tests arrive with bare worker ids
     )
     return campaign_set_status(campaign=campaign, status="live")
 

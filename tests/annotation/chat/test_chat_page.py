@@ -40,9 +40,11 @@ def test_a_chat_study_with_no_registered_model_has_nothing_to_do(client):
     assert not ChatSeat.objects.exists()
 
 
-def test_a_paused_chat_study_says_so(client):
+def test_a_paused_chat_study_looks_like_an_unknown_address(client):
     campaign = ed_campaign()
     campaign.status = "paused"
     campaign.save()
     page = client.get(f"/task/{campaign.slug}/?workerId=w3")
-    assert page.status_code == 403 and b"not open" in page.content
+    unknown = client.get("/task/no-such-study/?workerId=w3")
+    assert page.status_code == unknown.status_code == 404
+    assert page.content == unknown.content and b"no open study" in page.content

@@ -196,3 +196,17 @@ def test_real_friends_files_import_whole():
     result = dataset_import(name="friends", fmt="emotionlines", paths=paths, source="Friends")
     assert (result.dialogues, result.utterances) == (1000, 14503)
     assert not Utterance.objects.filter(text__regex="[\u0080-\u009f]").exists()
+
+
+@pytest.mark.django_db
+def test_an_imported_data_sets_kappa_interval_draws_whole_dialogues(tmp_path):
+    from annotation import uncertainty
+    from annotation.datasets.selectors import dataset_emotion_report
+    from annotation.datasets.services import dataset_import
+    from annotation.models import Dataset
+
+    path = _write(tmp_path, "friends_dev.json", samples.EMOTIONLINES_JSON)
+    dataset_import(name="friends-mini", fmt="emotionlines", paths=[path], source="friends")
+    tables = dataset_emotion_report(Dataset.objects.get(name="friends-mini"), n_boot=50)
+    assert set(tables["agreement"]["ci_method"]) == {uncertainty.DIALOGUES}
+    assert tables["rule"]["utterances"].iloc[0] == 5

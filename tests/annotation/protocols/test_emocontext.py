@@ -106,3 +106,25 @@ def test_worker_page_shows_the_three_turns_and_stores_the_label(client):
         {"token": token, "item": item, "label": "sad"},
     )
     assert Judgment.objects.get().value == "sad"
+
+
+def test_the_report_aggregate_option_labels_by_dawid_skene_with_the_raters_quality():
+    from annotation.uncertainty import report_options_set
+
+    rng = np.random.default_rng(3)
+    labels = ["happy", "sad", "angry", "others"]
+    truth = {f"i{k}": labels[k % 4] for k in range(60)}
+    votes = {
+        k: [v if rng.random() < p else str(rng.choice(labels)) for p in (0.9, 0.8, 0.7, 0.7)]
+        + [str(rng.choice(labels))]  # r4 answers at random
+        for k, v in truth.items()
+    }
+    items, judgments = frames(votes)
+    with report_options_set(aggregate="ds", n_boot=20):
+        report = EC.report(PARAMS, items, judgments)
+        record = EC.labeled_dialogues(PARAMS, items, judgments)[0]
+    gold = report.tables["gold"].set_index("item")
+    assert set(gold["method"]) == {"Dawid–Skene (1979)"}
+    assert report.tables["raters"].iloc[0]["rater"] == "r4"
+    assert record.utterances[-1].label == gold.loc["i0", "label"]
+    assert "Dawid–Skene" in report.notes[0]

@@ -7,12 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.agreement import fleiss_kappa
+from annotation.agreement import fleiss_kappa, fleiss_kappa_ci
 from annotation.allocation import item_next
+from annotation.emotion_labels import (
+    gold_labels,
+    kappa_by_source,
+    label_distribution,
+    utterance_votes,
+)
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.models import Judgment
 from annotation.protocols import registry
-from annotation.protocols.emotionlines import gold_labels, label_distribution, utterance_votes
 from annotation.services import assignment_start, campaign_create, judgment_submit
 from tests.factories import CampaignFactory, ItemFactory, WorkerFactory
 
@@ -298,3 +303,28 @@ def test_a_new_campaign_gives_one_dialogue_per_hit_unless_told_otherwise(db):
         slug="el-three", name="EL", protocol="emotionlines", items_per_assignment=3
     )
     assert three.items_per_assignment == 3
+
+
+def test_kappa_interval_draws_whole_dialogues() -> None:
+    rng = np.random.default_rng(0)
+    rows = []
+    for dialogue in range(40):
+        easy = rng.random() < 0.5  # whole dialogues are easy or hard to agree on
+        for utterance in range(12):
+            truth = int(rng.integers(0, 3))
+            votes = [truth if rng.random() < (0.9 if easy else 0.4) else int(rng.integers(0, 3))]
+            votes += [
+                truth if rng.random() < (0.9 if easy else 0.4) else int(rng.integers(0, 3))
+                for _ in range(4)
+            ]
+            counts = np.bincount(votes, minlength=3)
+            rows.append(
+                {"item": f"d{dialogue}", "utterance": utterance, "source": "x"}
+                | dict(zip(["joy", "anger", "neutral"], counts.tolist(), strict=True))
+            )
+    counts = pd.DataFrame(rows)
+    table = kappa_by_source(counts, ["joy", "anger", "neutral"], n_boot=500).iloc[0]
+    assert table["ci_method"] == "bootstrap over dialogues"
+    assert table["ci_low"] < table["kappa"] < table["ci_high"]
+    by_utterance = fleiss_kappa_ci(counts[["joy", "anger", "neutral"]].to_numpy(), n_boot=500)
+    assert table["ci_high"] - table["ci_low"] > by_utterance.high - by_utterance.low

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols import registry
+from annotation.protocols import LiveChat, registry
 from annotation.protocols.empathetic_chat import EMOTIONS, labels_offer, sentences
 
 ED = registry.get("empathetic_chat")
@@ -21,7 +21,7 @@ def test_there_are_32_labels_and_the_published_defaults():
         4,
         8,
     )
-    assert ED.default_max_items_per_worker == 100 and ED.live_chat
+    assert ED.default_max_items_per_worker == 100 and isinstance(ED, LiveChat)
 
 
 def test_a_first_time_worker_is_offered_the_labels_chosen_least_overall():

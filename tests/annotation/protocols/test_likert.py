@@ -38,15 +38,17 @@ def test_report_gives_hand_computed_means_and_sems():
     assert scores.loc["C", "sem"] == pytest.approx(0.25)
     assert list(scores["n"]) == [5, 4, 4]
     assert scores["reference"].to_dict() == {"A": True, "B": False, "C": False}
-    assert scores["highlighted"].to_dict() == {"A": False, "B": True, "C": False}
+    assert scores["paper_highlighted"].to_dict() == {"A": False, "B": True, "C": False}
     assert set(scores["aspect"]) == {"Empathy/Sympathy"}
 
 
 def test_summary_marks_reference_and_highlighted_models():
     items, judgments = frames({"A": [1, 2, 3, 4, 5], "B": [4, 5, 5, 4]})
     summary = LIKERT.report(PARAMS, items, judgments).tables["summary"]
-    cells = dict(zip(summary["model"], summary["Empathy/Sympathy"], strict=True))
+    cells = dict(zip(summary["model"], summary["Empathy/Sympathy (paper style)"], strict=True))
     assert cells == {"A (reference)": "3.00 ± 0.71 (n=5)", "B": "4.50 ± 0.29 (n=4)*"}
+    crossed = dict(zip(summary["model"], summary["Empathy/Sympathy"], strict=True))
+    assert crossed["A (reference)"].startswith("3.00 [") and crossed["B"].endswith("(n=4)")
 
 
 def test_report_warns_below_the_minimum_number_of_ratings():
@@ -147,3 +149,22 @@ def test_likert_items_make_one_item_per_example_and_model():
     assert items[1][1] == {"context": ["yo"], "response": "b", "model": "m", "example": "e2"}
     with pytest.raises(ValueError):
         likert_items([("e1", ["hi"])], {"m": ["a", "b"]})
+
+
+def test_report_highlights_by_holm_and_keeps_the_paper_rule_beside_it():
+    rng = random.Random(0)
+    ratings = {
+        "A": [rng.choice([2, 3, 3, 4]) for _ in range(60)],
+        "B": [rng.choice([4, 4, 5, 5]) for _ in range(60)],
+        "C": [rng.choice([2, 3, 3, 4]) for _ in range(60)],
+    }
+    items, judgments = frames(ratings)
+    scores = LIKERT.report(PARAMS, items, judgments).tables["scores"].set_index("model")
+    assert scores.loc["B", "highlighted"] and not scores.loc["C", "highlighted"]
+    assert scores.loc["B", "p_holm"] < 0.05 <= scores.loc["C", "p_holm"]
+    assert scores.loc["B", "ci_low"] < scores.loc["B", "mean"] < scores.loc["B", "ci_high"]
+    assert scores.loc["B", "diff"] == pytest.approx(
+        scores.loc["B", "mean"] - scores.loc["A", "mean"]
+    )
+    assert scores.loc["B", "ci_method"].startswith("crossed items×raters")
+    assert "paper_highlighted" in scores.columns and math.isnan(scores.loc["A", "p"])

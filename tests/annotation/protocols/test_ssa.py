@@ -7,6 +7,7 @@ import pytest
 from annotation.exceptions import InvalidAnswer
 from annotation.models import Judgment
 from annotation.protocols import registry
+from annotation.protocols.ssa import ssa_scores
 from annotation.services import campaign_create
 from tests.factories import CampaignFactory, ItemFactory, likert_payload
 
@@ -121,3 +122,23 @@ def test_new_ssa_campaigns_start_with_five_workers_per_response():
     likert = campaign_create(slug="lk", name="L", protocol="likert")
     assert likert.redundancy == 1
     assert SSA.clean_item(likert_payload(1))["model"] == "model-a"
+
+
+def test_turns_of_one_chat_are_resampled_together() -> None:
+    """Interactive SSA: a chat's turns share the chat and its worker; the CI draws whole chats."""
+    rng = np.random.default_rng(0)
+    rows, chats = [], {}
+    for chat in range(60):
+        good = rng.random() < 0.5  # whole chats go well or badly
+        for turn in range(10):
+            sensible = rng.random() < (0.95 if good else 0.3)
+            item = f"c{chat}t{turn}"
+            rows.append({"item": item, "model": "bot", "sensible": sensible, "specific": False})
+            chats[item] = f"c{chat}"
+    labels = pd.DataFrame(rows)
+    by_turn = ssa_scores(labels, n_boot=500).iloc[0]
+    by_chat = ssa_scores(labels, n_boot=500, conversations=pd.Series(chats)).iloc[0]
+    assert by_chat["ci_method"] == "bootstrap over conversations"
+    assert by_chat["sensibleness"] == by_turn["sensibleness"]
+    width = by_chat["sensibleness_high"] - by_chat["sensibleness_low"]
+    assert width > 1.8 * (by_turn["sensibleness_high"] - by_turn["sensibleness_low"])

@@ -40,6 +40,17 @@ def test_dry_run_prints_hits_cost_and_eligibility_and_publishes_nothing(paid_cam
     assert not Publication.objects.exists() and not AuditLog.objects.exists()
 
 
+def test_review_rejects_for_agreement_only_when_asked(client, paid_campaign):
+    cmd("launch", paid_campaign.slug, "--provider", "local", "--by", "lab")
+    work_through(client, paid_campaign, {"workerId": "sloppy"})
+    sloppy = Assignment.objects.get(worker__external_id="sloppy").worker
+    worker_soft_block(campaign=paid_campaign, worker=sloppy, reason="gold accuracy 20%")
+    assert "1 approve, 0 reject" in cmd("review", paid_campaign.slug, "--dry-run")
+    out = cmd("review", paid_campaign.slug, "--reject-for-agreement", "--by", "lab")
+    assert "0 approve, 1 reject" in out and "gold accuracy 20%" in out
+    assert Assignment.objects.get(worker=sloppy).status == "rejected"
+
+
 def test_dry_run_with_emotionlines_pay_buckets_reserves_top_ups(paid_campaign):
     for n, item in enumerate(paid_campaign.items.all()):
         item.payload = {**item.payload, "context": ["u"] * (5 + 5 * n)}  # 6, 11, 16, 21 utterances
@@ -110,10 +121,12 @@ def test_local_launch_review_and_pay(client, paid_campaign):
     dry = cmd("review", paid_campaign.slug, "--dry-run")
     assert "planned" in dry and not Payment.objects.exists()
     out = cmd("review", paid_campaign.slug, "--bonus", "0.10", "--by", "lab")
-    assert "1 approve, 1 reject" in out and "gold accuracy 20%" in out
+    # Gold agreement is subjective: a soft block is a review hint, never a rejection by
+    # default (issue #18; attention checks are what may reject).
+    assert "2 approve, 0 reject" in out and "hint: gold accuracy 20%" in out
     good = Assignment.objects.get(worker__external_id="good")
     assert good.status == "approved"
-    assert Assignment.objects.get(worker=sloppy).status == "rejected"
+    assert Assignment.objects.get(worker=sloppy).status == "approved"
     assert Payment.objects.filter(kind="reward", worker=good.worker).get().amount == Decimal("0.50")
     assert Payment.objects.filter(kind="bonus").count() == 1
     again = cmd("review", paid_campaign.slug)
@@ -132,7 +145,7 @@ def test_local_launch_review_and_pay(client, paid_campaign):
     assert "Paid" in first and first.split("[key")[1] == second.split("[key")[1]
     assert Payment.objects.filter(kind="bonus").count() == 2
     ledger = cmd("pay", paid_campaign.slug)
-    assert "3 payment(s); committed 2.50" in ledger
+    assert "4 payment(s); committed 2.50" in ledger  # both rewards, two bonuses
 
 
 @pytest.mark.parametrize(

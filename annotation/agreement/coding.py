@@ -1,0 +1,255 @@
+"""Read ratings in either layout and count values per item: what every coefficient comes from.
+
+Two input layouts are accepted wherever ratings are: a long DataFrame with columns ``item``,
+``rater``, ``value`` (one row per judgment), or a raters x items array with NaN (or None) for a
+missing value; in a NumPy string array, the text "nan" (what ``np.asarray`` makes of NaN among
+strings, and what the ``krippendorff`` package reads as missing).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, TypeAlias
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from annotation.agreement import limits
+
+Level: TypeAlias = Literal["nominal", "ordinal", "interval", "ratio"]
+Ratings: TypeAlias = pd.DataFrame | np.ndarray | list[list[Any]]
+LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+COLUMNS: tuple[str, str, str] = ("item", "rater", "value")
+
+
+class AgreementUndefinedWarning(RuntimeWarning):
+    """Warn that a coefficient is undefined (0/0) on the given data, so NaN is returned."""
+
+
+class Estimate(NamedTuple):
+    """A point estimate with the bounds of its bootstrap percentile confidence interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+def _undefined(reason: str) -> float:
+    warnings.warn(reason, AgreementUndefinedWarning, stacklevel=3)
+    return float("nan")
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """Per-unit value counts of the pairable units: what every coefficient here comes from."""
+
+    values: np.ndarray  # sorted distinct pairable values; column k counts values[k]
+    counts: np.ndarray | sparse.csr_matrix  # n_uc: pairable units x values (sparse if large)
+    m: np.ndarray  # number of values in each pairable unit (m_u >= 2)
+    n_items: int  # all items, pairable or not (what the bootstrap resamples)
+    item_of_unit: np.ndarray  # item index (0..n_items-1) of each pairable unit
+
+    @property
+    def n_units(self) -> int:
+        return len(self.m)
+
+    @property
+    def n_values(self) -> int:
+        return len(self.values)
+
+
+# Krippendorff: a unit with fewer than two values has no pairable value and is ignored.
+
+
+def _long_values(data: pd.DataFrame, level: str) -> tuple[np.ndarray, Any, int]:
+    missing = set(COLUMNS) - set(data.columns)
+    if missing:
+        raise ValueError(f"judgments need columns {COLUMNS}; missing {sorted(missing)}")
+    items, _ = pd.factorize(data["item"])
+    raters, _ = pd.factorize(data["rater"])
+    if (items < 0).any() or (raters < 0).any():
+        raise ValueError("item and rater ids must not be missing")
+    n_raters = int(raters.max() + 1) if len(raters) else 1
+    dup = pd.Series(items.astype(np.int64) * n_raters + raters).duplicated().to_numpy()
+    if dup.any():
+        pairs = data.loc[dup, ["item", "rater"]].head(5).to_records(index=False).tolist()
+        raise ValueError(f"a rater judged an item more than once, e.g. (item, rater) = {pairs}")
+    value = data["value"]
+    if isinstance(value.dtype, pd.CategoricalDtype) and value.dtype.ordered and level == "ordinal":
+        # An ordered categorical (a Likert scale by name) carries its order in its codes.
+        value = pd.Series(value.cat.codes.to_numpy(), index=value.index).where(value.notna())
+    present = value.notna().to_numpy()
+    # Text stays in its (Arrow) array: pd.factorize codes it there without a Python object each.
+    vals = value.array[present] if pd.api.types.is_string_dtype(value.dtype) else None
+    if vals is None or isinstance(value.dtype, np.dtype):
+        vals = value.to_numpy()[present]
+    return items[present], vals, int(items.max() + 1) if len(items) else 0
+
+
+def _array_values(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    n_raters, n_items = arr.shape
+    flat = arr.T.ravel()  # item-major: value k belongs to item k // n_raters
+    present = ~np.isnan(flat) if flat.dtype.kind == "f" else ~pd.isna(flat)
+    return np.flatnonzero(present) // n_raters, flat[present], n_items
+
+
+def _small_int_counts(arr: np.ndarray, level: str) -> _Coded | None:
+    """Count values per item straight from a numeric array of small whole numbers, or None.
+
+    Likert scales and coded labels take this path: the present values are gathered once (a
+    crowd's raters x items array is mostly missing) and counted with one bincount over
+    item * span + value, no per-value index arrays.
+    """
+    if arr.dtype.kind not in "fiu" or arr.size == 0:
+        return None
+    n_raters, n_items = arr.shape
+    flat = arr.ravel()  # rater-major: value k belongs to item k % n_items
+    if arr.dtype.kind == "f":
+        where = np.flatnonzero(~np.isnan(flat))
+        if not len(where):
+            return None
+        vals = flat[where]
+    else:
+        where, vals = np.arange(flat.size), flat
+    lo, hi = float(vals.min()), float(vals.max())
+    if not hi - lo < limits.DENSE_VALUES or n_items * (hi - lo + 1) > limits.DENSE_CELLS:
+        return None
+    span = int(hi - lo) + 1
+    if level == "ratio" and lo < 0:
+        raise ValueError("ratio alpha needs non-negative values (a scale with an absolute 0)")
+    shifted = vals - lo
+    codes = shifted.astype(np.intp)
+    if not np.array_equal(codes, shifted):
+        return None
+    codes += (where % n_items) * span
+    table = np.bincount(codes, minlength=n_items * span).reshape(n_items, span)
+    m = table.sum(axis=1)
+    pairable = m >= 2
+    # Values of the span that nobody used keep a zero column: they weigh nothing in any sum.
+    counts = table if pairable.all() else table[pairable]
+    values = (np.arange(span) + lo).astype(arr.dtype)
+    return _Coded(values, counts, m[pairable], n_items, np.flatnonzero(pairable))
+
+
+def _codes(vals: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
+    """Return the sorted distinct values and each value's index among them."""
+    if level != "nominal":
+        try:
+            vals = np.asarray(vals, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{level} alpha needs numeric values") from None
+        if level == "ratio" and (vals < 0).any():
+            raise ValueError("ratio alpha needs non-negative values (a scale with an absolute 0)")
+    codes, uniques = pd.factorize(vals)
+    uniques = np.asarray(uniques)
+    try:
+        order = np.argsort(uniques, kind="stable")
+    except TypeError:  # unorderable nominal labels: any order will do
+        return uniques, codes
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return uniques[order], rank[codes]
+
+
+def _factorize_labels(flat: np.ndarray) -> tuple[np.ndarray, Any]:
+    """``pd.factorize`` for a 1-D object or NumPy string array; "nan" is missing in the latter.
+
+    ASCII labels of up to 8 characters (A/B outcomes, emotion names) are factorized as the
+    64-bit integers their bytes make, exactly and without a Python string per value.
+    """
+    if flat.dtype.kind not in "US" or flat.dtype.itemsize == 0 or not len(flat):
+        return pd.factorize(flat)
+    unit = np.uint32 if flat.dtype.kind == "U" else np.uint8
+    width = flat.dtype.itemsize // np.dtype(unit).itemsize
+    words = np.ascontiguousarray(flat).view(unit).reshape(len(flat), width)
+    if width <= 8 and int(words.max()) < 128:
+        # "nan" (missing; most of a crowd's raters x items array) is found column by column,
+        # and only the present labels are packed and factorized.
+        missing = np.ones(len(flat), dtype=bool)
+        for j, char in enumerate("nan\0"[:width] if width > 3 else "nan"[:width]):
+            missing &= words[:, j] == ord(char)
+        if width < 3:
+            missing[:] = False
+        present = np.flatnonzero(~missing)
+        packed = np.zeros((len(present), 8), dtype=np.uint8)
+        packed[:, :width] = words[present]
+        found, keys = pd.factorize(packed.view(np.uint64).ravel())
+        codes = np.full(len(flat), -1, dtype=np.intp)
+        codes[present] = found
+        back = np.asarray(keys, dtype=np.uint64).view(np.uint8).reshape(-1, 8)[:, :width]
+        return codes, np.ascontiguousarray(back.astype(unit)).view(flat.dtype).ravel()
+    else:
+        codes, uniques = pd.factorize(flat.astype(object))
+        uniques = np.asarray(uniques, dtype=flat.dtype)
+    missing = np.flatnonzero(uniques == ("nan" if flat.dtype.kind == "U" else b"nan"))
+    if len(missing):
+        keep = np.ones(len(uniques), dtype=bool)
+        keep[missing] = False
+        renumber = np.cumsum(keep) - 1
+        renumber[missing] = -1
+        codes, uniques = renumber[codes], uniques[keep]
+    return codes, uniques
+
+
+def _label_counts(
+    item: np.ndarray, codes: np.ndarray, uniques: Any, n_items: int, level: str
+) -> _Coded | None:
+    """Count labels per item from their codes (``pd.factorize``), or None if too many cells.
+
+    String labels (A/B outcomes, emotion names) take this path: each distinct label is
+    compared, sorted and converted once, the rest is one bincount of integers. Labels seen
+    only on unpairable items keep a zero column: they weigh nothing in any sum.
+    """
+    values, rank = _codes(np.asarray(uniques, dtype=object), level)
+    v = len(values)
+    if n_items * v > limits.DENSE_CELLS:
+        return None
+    m = np.bincount(item, minlength=n_items)
+    pairable = m >= 2
+    table = np.bincount(item * v + rank[codes], minlength=n_items * v).reshape(n_items, v)
+    counts = table if pairable.all() else table[pairable]
+    return _Coded(values, counts, m[pairable], n_items, np.flatnonzero(pairable))
+
+
+def _encode(data: Ratings, level: str) -> _Coded:
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    if isinstance(data, pd.DataFrame):
+        item, vals, n_items = _long_values(data, level)
+        if vals.dtype.kind in "OUS":
+            codes, uniques = pd.factorize(vals)
+            labels = _label_counts(item, codes, uniques, n_items, level)
+            if labels is not None:
+                return labels
+    else:
+        arr = np.asarray(data)
+        if arr.ndim != 2:
+            raise ValueError(f"expected a raters x items array, got {arr.ndim} dimension(s)")
+        fast = _small_int_counts(arr, level)
+        if fast is not None:
+            return fast
+        if arr.dtype.kind in "OUS":
+            # Code the labels once; None and NaN (missing) get code -1, and so does "nan" in a
+            # NumPy string array, where np.asarray has turned NaN into that text.
+            codes, uniques = _factorize_labels(arr.ravel())  # rater-major: no transposed copy
+            present = codes >= 0
+            item = np.flatnonzero(present) % arr.shape[1]
+            labels = _label_counts(item, codes[present], uniques, arr.shape[1], level)
+            if labels is not None:
+                return labels
+        item, vals, n_items = _array_values(arr)
+    m = np.bincount(item, minlength=n_items)
+    pairable = m >= 2
+    keep = pairable[item]
+    unit = (np.cumsum(pairable) - 1)[item[keep]]
+    values, code = _codes(vals[keep], level)
+    n_units, n_values = int(pairable.sum()), len(values)
+    if n_units * n_values <= limits.DENSE_CELLS:
+        counts = np.bincount(unit * n_values + code, minlength=n_units * n_values)
+        counts = counts.reshape(n_units, n_values)
+    else:
+        ones = np.ones(len(code))
+        counts = sparse.csr_matrix((ones, (unit, code)), shape=(n_units, n_values))
+    return _Coded(values, counts, m[pairable], n_items, np.flatnonzero(pairable))

@@ -1,0 +1,166 @@
+"""Emotion-labeling tables, shared by EmotionLines, EmoContext and the dialogue exports.
+
+Votes per utterance, gold labels by EmotionLines' rule, the label distribution (EmotionLines'
+Table 4), Fleiss' kappa per source with a bootstrap over dialogues, and the distribution
+figure. Pure pandas: reports and exports pass DataFrames.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from annotation import aggregation, agreement, reports, uncertainty
+
+NON_NEUTRAL = aggregation.NON_NEUTRAL
+
+
+def utterance_votes(
+    items: pd.DataFrame, judgments: pd.DataFrame, labels: Sequence[str]
+) -> pd.DataFrame:
+    """Return one row per judged utterance: item, utterance, source, dialogue, votes per label.
+
+    Votes outside ``labels`` (a label set changed mid-campaign) are not counted.
+    """
+    columns = ["item", "utterance", "source", *labels]
+    if judgments.empty:
+        return pd.DataFrame(columns=columns)
+    j = judgments[judgments["question"].astype(str).str.fullmatch(r"u\d{1,3}")]
+    j = j.assign(utterance=j["question"].str[1:].astype(int))
+    j = j[j["value"].isin(list(labels))]
+    table = (
+        j.groupby(["item", "utterance", "value"])
+        .size()
+        .unstack("value", fill_value=0)
+        .reindex(columns=list(labels), fill_value=0)
+        .reset_index()
+    )
+    sources = items.set_index("item")["payload"].map(lambda p: p.get("source") or "")
+    table.insert(2, "source", table["item"].map(sources).fillna(""))
+    table.columns.name = None
+    return table[columns]
+
+
+def gold_labels(
+    counts: pd.DataFrame, labels: Sequence[str], parameters: Mapping[str, Any]
+) -> pd.DataFrame:
+    """Return per utterance its gold ``label`` by the EmotionLines rule and its ``votes``."""
+    columns = ["item", "utterance", "source", "label", "votes"]
+    if counts.empty:
+        return pd.DataFrame(columns=columns)
+    table = counts[list(labels)].to_numpy()
+    gold = aggregation.emotionlines_labels(
+        table,
+        list(labels),
+        threshold=parameters.get("vote_threshold"),
+        fallback=parameters.get("fallback_label", NON_NEUTRAL),
+    )
+    return counts[["item", "utterance", "source"]].assign(
+        label=gold.to_numpy(), votes=table.sum(axis=1)
+    )[columns]
+
+
+def label_distribution(
+    gold: pd.DataFrame, labels: Sequence[str], *, fallback: str = NON_NEUTRAL
+) -> pd.DataFrame:
+    """Return per source (and overall) utterances, dialogues and % of each label (Table 4).
+
+    ``gold`` has ``item`` (the dialogue), ``source`` and ``label`` per utterance.
+    """
+    names = [*labels, fallback]
+    columns = ["source", "dialogues", "utterances", *names]
+    if gold.empty:
+        return pd.DataFrame(columns=columns)
+    parts = [(s or "(none)", g) for s, g in gold.groupby("source", sort=True)]
+    if len(parts) > 1:
+        parts.append(("all", gold))
+    rows = []
+    for source, part in parts:
+        shares = part["label"].value_counts(normalize=True).reindex(names, fill_value=0) * 100
+        rows.append(
+            {"source": source, "dialogues": part["item"].nunique(), "utterances": len(part)}
+            | shares.to_dict()
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def kappa_by_source(
+    counts: pd.DataFrame, labels: Sequence[str], *, n_boot: int = 1000
+) -> pd.DataFrame:
+    """Return Fleiss' kappa per source (and overall) with a bootstrap 95% CI over dialogues.
+
+    Fleiss' kappa needs the same number of raters on every utterance: each source uses the
+    utterances with its most common number of votes, and says how many it left out. The
+    utterances of a dialogue (an item) share its context and its workers, so the bootstrap
+    draws whole dialogues (``uncertainty.fleiss_kappa_cluster_ci``).
+    """
+    columns = ["source", "utterances", "raters", "kappa", "ci_low", "ci_high", "ci_method"]
+    columns.append("note")
+    options = uncertainty.report_options()
+    n_boot = options.n_boot or n_boot
+    if counts.empty:
+        return pd.DataFrame(columns=columns)
+    counts = counts.assign(_n=counts[list(labels)].sum(axis=1))
+    parts = [(s or "(none)", g) for s, g in counts.groupby("source", sort=True)]
+    if len(parts) > 1:
+        parts.append(("all", counts))
+    rows = []
+    for source, part in parts:
+        raters = int(part["_n"].mode().max())
+        used = part[part["_n"] == raters]
+        note = f"{len(part) - len(used)} utterance(s) with other vote counts left out"
+        method = ""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", agreement.AgreementUndefinedWarning)
+            if raters < 2:
+                estimate = agreement.Estimate(np.nan, np.nan, np.nan)
+                note = "fewer than two votes per utterance"
+            else:
+                table = used[list(labels)].to_numpy()
+                estimate = agreement.Estimate(agreement.fleiss_kappa(table), np.nan, np.nan)
+                if n_boot and not np.isnan(estimate.value):
+                    # Without dialogues (an item column), each utterance is its own cluster.
+                    by_dialogue = "item" in used and options.method == "design"
+                    dialogues = used["item"] if by_dialogue else pd.Series(range(len(used)))
+                    ci = uncertainty.fleiss_kappa_cluster_ci(
+                        table,
+                        dialogues.to_numpy(),
+                        n_boot=n_boot,
+                        level=options.level,
+                        seed=options.seed,
+                    )
+                    estimate = estimate._replace(low=ci.low, high=ci.high)
+                    method = uncertainty.DIALOGUES if by_dialogue else "bootstrap over utterances"
+        if caught:
+            note = str(caught[-1].message)
+        rows.append(
+            {
+                "source": source,
+                "utterances": len(used),
+                "raters": raters,
+                "kappa": estimate.value,
+                "ci_low": estimate.low,
+                "ci_high": estimate.high,
+                "ci_method": method,
+                "note": note if len(part) != len(used) or caught or raters < 2 else "",
+            }
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def distribution_figure(distribution: pd.DataFrame) -> Any:
+    """Return a bar figure of the label shares per source."""
+    names = [c for c in distribution.columns if c not in ("source", "dialogues", "utterances")]
+    bars = distribution.melt(id_vars="source", value_vars=names, var_name="label", value_name="pct")
+    return reports.bar_figure(
+        bars.assign(none=0.0),
+        group="label",
+        bar="source",
+        value="pct",
+        error="none",
+        ylabel="% of utterances",
+    )

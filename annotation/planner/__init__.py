@@ -1,0 +1,54 @@
+"""Plan a study: the power to detect a difference, and the difference detectable.
+
+Pure numpy/pandas, no ORM. A design (items per model, ratings per item, a pool of raters or
+fresh ones) and the variance components of the ratings (item, rater leniency, noise: assumed,
+or estimated from a pilot with ``likert_components``) give, by simulating studies analysed
+exactly as the report analyses them (``uncertainty.crossed_contrast``), the power to find a
+model better than its reference, and the difference found with a given power
+(docs/statistics.md, "Planning a study").
+
+One module per protocol family: likert.py, ssa.py, pairs.py (A/B win rates, Bradley–Terry),
+chats.py (interactive SSA), kappa.py (EmotionLines); common.py holds the Plan.
+"""
+
+from annotation.planner.chats import ChatDesign, chat_difference, chat_labels, chat_plan
+from annotation.planner.common import Plan
+from annotation.planner.kappa import EMOTION_SHARES, KappaDesign, KappaPlan, kappa_plan, kappa_votes
+from annotation.planner.likert import LikertDesign, likert_components, likert_plan
+from annotation.planner.pairs import (
+    ABDesign,
+    BTDesign,
+    ab_outcomes,
+    ab_plan,
+    ab_win_rate,
+    bt_difference,
+    bt_plan,
+    bt_votes,
+)
+from annotation.planner.ssa import SSADesign, ssa_plan
+
+__all__ = [
+    "EMOTION_SHARES",
+    "ABDesign",
+    "BTDesign",
+    "ChatDesign",
+    "KappaDesign",
+    "KappaPlan",
+    "LikertDesign",
+    "Plan",
+    "SSADesign",
+    "ab_outcomes",
+    "ab_plan",
+    "ab_win_rate",
+    "bt_difference",
+    "bt_plan",
+    "bt_votes",
+    "chat_difference",
+    "chat_labels",
+    "chat_plan",
+    "kappa_plan",
+    "kappa_votes",
+    "likert_components",
+    "likert_plan",
+    "ssa_plan",
+]

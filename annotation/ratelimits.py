@@ -1,0 +1,222 @@
+"""Rate limits of the worker pages and of the chat socket.
+
+Worker pages: each arrival (the task page, which also serves the chat page, and the end
+screen) and each answer sent is counted per campaign, from one address and from one worker
+at that address, in one-minute windows: django-ratelimit's counters in the cache, which is
+Redis when ``REDIS_URL`` is set, so that every web process counts together. A request over a
+limit is answered 429 with ``Retry-After`` (``limited``). The worker's count is keyed on the
+address too: a worker id is only claimed, and a limit on the bare id would let anyone who
+knows it keep its owner waiting.
+
+Chat frames are counted by the socket's consumer (``FrameLimiter``, a token bucket): a socket
+lives in one process, so the bucket needs no round trip to the cache per frame.
+
+The limits are the campaign's own settings where it has them (``rate_per_ip``,
+``rate_per_worker``, ``chat_frames_per_second``; ``campaign_settings``), else the site's
+(``EVALSITE_RATE_PER_IP``, ``EVALSITE_RATE_PER_WORKER``, ``EVALSITE_CHAT_FRAMES_PER_SECOND``,
+``EVALSITE_CHAT_FRAME_BURST``; 0 turns one off); docs/deployment.md, "Rate limits".
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django_ratelimit.core import get_usage
+from redis.exceptions import RedisError
+
+from annotation.exceptions import AnnotationError
+from annotation.models import Campaign
+from annotation.providers import arrival_parse
+from evalsite.addresses import client_address
+
+logger = logging.getLogger(__name__)
+
+ARRIVE = "arrive"
+SUBMIT = "submit"
+WINDOW_SECONDS = 60
+
+View = Callable[..., HttpResponse]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """One campaign's limits; 0 means none."""
+
+    per_ip: int  # arrivals (and, counted apart, answers) a minute from one address
+    per_worker: int  # the same from one worker at one address
+    frames_per_second: int  # a chat socket's frames a second, on average
+    frame_burst: int  # frames a chat socket may send at once
+
+
+class RateLimited(AnnotationError):
+    """A chat frame sent faster than the campaign allows (error frame ``rate_limited``)."""
+
+    status_code = 429
+    code = "rate_limited"
+
+
+def limits_of(campaign: Campaign) -> Limits:
+    """Return the limits that apply to ``campaign``: its own settings, else the site's."""
+    return Limits(
+        per_ip=campaign.rate_per_ip or settings.RATE_PER_IP,
+        per_worker=campaign.rate_per_worker or settings.RATE_PER_WORKER,
+        frames_per_second=campaign.chat_frames_per_second or settings.CHAT_FRAMES_PER_SECOND,
+        frame_burst=settings.CHAT_FRAME_BURST,
+    )
+
+
+def request_wait(request: HttpRequest, *, campaign: Campaign, action: str) -> int:
+    """Count one ``action`` request to ``campaign``; return the seconds its sender must wait
+    when it is over a limit, else 0."""
+    limits = limits_of(campaign)
+    # created_at as well as the id: a test database that reuses ids never reuses both.
+    scope = f"{action}:{campaign.pk}:{campaign.created_at.timestamp()}"
+    waits = [0]
+    if limits.per_ip:
+        waits.append(_count(request, f"{scope}:ip", limits.per_ip))
+    worker = _worker(request)
+    if limits.per_worker and worker:
+        waits.append(_count(request, f"{scope}:worker:{worker}", limits.per_worker))
+    return max(waits)
+
+
+def limited(action: str) -> Callable[[View], View]:
+    """Decorate a worker view that takes the campaign's ``slug``: answer 429 to a request
+    over the campaign's limits for ``action`` (``ARRIVE`` or ``SUBMIT``). The view gets the
+    campaign looked up here (``campaign``: None for an unknown slug, which the view answers),
+    so the hot path reads it once. The view and the 429 run in the campaign's language
+    (``Campaign.language``; the site's default for an unknown slug)."""
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def wrapper(request: HttpRequest, slug: str, *args: Any, **kwargs: Any) -> HttpResponse:
+            campaign = Campaign.objects.filter(slug=slug).first()
+            language = campaign.language if campaign else settings.LANGUAGE_CODE
+            with translation.override(language):
+                if campaign is not None:
+                    wait = request_wait(request, campaign=campaign, action=action)
+                    if wait:
+                        return refused_response(request, seconds=wait, action=action)
+                return view(request, slug, *args, campaign=campaign, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def refused_response(request: HttpRequest, *, seconds: int, action: str) -> HttpResponse:
+    """429 with ``Retry-After``: ``{"ok": false, "error": …}`` for a JSON client, the worker
+    pages' message page (framed as they are) otherwise."""
+    if action == SUBMIT:
+        text = _(
+            "You are sending answers faster than this study allows, so this answer was not "
+            "saved. Please wait %(seconds)s seconds, then send it again."
+        ) % {"seconds": seconds}
+    else:
+        text = _(
+            "Too many requests to this study from your connection in a short time. Please "
+            "wait %(seconds)s seconds, then reload this page."
+        ) % {"seconds": seconds}
+    response: HttpResponse
+    accept = request.headers.get("Accept", "")
+    if request.content_type == "application/json" or "application/json" in accept:
+        response = JsonResponse(
+            {"ok": False, "error": text, "retry_after": seconds, "rate_limited": True},
+            status=429,
+        )
+    else:
+        context = {"title": _("Please slow down"), "text": text}
+        response = render(request, "annotation/message.html", context, status=429)
+        response["Content-Security-Policy"] = "frame-ancestors " + " ".join(
+            settings.WORKER_FRAME_ANCESTORS
+        )
+        response.xframe_options_exempt = True  # type: ignore[attr-defined]
+    response["Retry-After"] = str(seconds)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+class FrameLimiter:
+    """A chat socket's token bucket: ``rate`` frames a second on average, ``burst`` at once
+    (a reconnecting page sends its outbox in one go). A rate of 0 limits nothing."""
+
+    def __init__(
+        self, rate: float, burst: int, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rate = rate
+        self.burst = max(1, burst)
+        self.clock = clock
+        self.tokens = float(self.burst)
+        self.stamp = clock()
+
+    def take(self) -> None:
+        """Count one frame; raise RateLimited if the socket is over its rate."""
+        if not self.rate:
+            return
+        now = self.clock()
+        self.tokens = min(float(self.burst), self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return
+        wait = max(1, round((1 - self.tokens) / self.rate))
+        raise RateLimited(
+            f"You are sending faster than this chat allows; this was not sent. "
+            f"Please wait {wait} second{'s' if wait > 1 else ''} and send it again."
+        )
+
+
+def frame_limiter(*, campaign_id: int) -> FrameLimiter:
+    """Return a new socket's frame limiter under its campaign's limits."""
+    limits = limits_of(Campaign.objects.get(pk=campaign_id))
+    return FrameLimiter(limits.frames_per_second, limits.frame_burst)
+
+
+def _count(request: HttpRequest, group: str, limit: int) -> int:
+    """Count the request under ``group`` and its address; return the seconds left in the
+    window when it is over ``limit``, else 0. A cache that cannot be reached limits nothing."""
+    try:
+        usage = get_usage(
+            request, group=group, key=_address, rate=(limit, WINDOW_SECONDS), increment=True
+        )
+    except (RedisError, OSError) as exc:
+        logger.warning("rate limit not counted (cache unavailable): %s", exc)
+        return 0
+    if usage is None or not usage["should_limit"]:
+        return 0
+    return max(1, int(usage["time_left"]))
+
+
+def _address(group: str, request: HttpRequest) -> str:
+    """Return the request's address (``evalsite.addresses``: behind the proxy, the one it
+    appended to X-Forwarded-For); an IPv6 address by its /64, which one host may hold."""
+    raw = client_address(request)
+    try:
+        ip = ipaddress.ip_address(raw)
+    except ValueError:
+        return raw
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False).network_address)
+    return str(ip)
+
+
+def _worker(request: HttpRequest) -> str:
+    """Return the worker the request's provider parameters name ("" for none or a preview)."""
+    try:
+        arrival = arrival_parse(request.GET)
+    except AnnotationError:
+        return ""
+    if arrival.preview or not arrival.worker_id:
+        return ""
+    return f"{arrival.provider}:{arrival.worker_id}"

@@ -1,0 +1,198 @@
+"""Study pages: a campaign's description, instructions and consent text (docs/protocols.md,
+"Study pages and consent").
+
+The texts are Markdown written by researchers and shown to workers, so they are rendered by
+``markdown`` and then cleaned by ``nh3`` (the maintained Rust sanitizer): scripts, event
+handlers, styles and ``javascript:`` links never reach a worker's page. Django only for
+its translations (the texts below are shown in the campaign's language) and the site's
+``LANGUAGES``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import markdown
+import nh3
+from django.conf import settings
+from django.utils import translation
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from annotation.exceptions import InvalidParameters
+
+# The study texts and their longest lengths (characters).
+STUDY_FIELDS: dict[str, int] = {
+    "description": 20_000,
+    "instructions": 20_000,
+    "consent_text": 50_000,
+    "consent_version": 32,
+    "training_qualification": 64,  # a name, not shown: letters, digits, "-", "_", "."
+    "language": 8,  # of the worker pages: a code of settings.LANGUAGES
+}
+
+_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "dl", "dt", "em", "h2", "h3",
+    "h4", "h5", "h6", "hr", "i", "li", "ol", "p", "pre", "strong", "sub", "sup", "table",
+    "tbody", "td", "th", "thead", "tr", "ul",
+}  # fmt: skip
+_NAME = re.compile(r"[A-Za-z0-9_.-]*")
+_ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}, "td": {"align"}, "th": {"align"}}
+
+# The protocols' published wording (the same as their task pages' instruction cards), the
+# default when a campaign has no instructions of its own.
+DEFAULT_INSTRUCTIONS: dict[str, Promise] = {
+    "likert": _(
+        "Read the conversation, then rate the **last response** on each question from 1 "
+        "(not at all) to 5 (very much). There are no right or wrong answers: we want your honest "
+        "impression."
+    ),
+    "pairwise": _(
+        "Read the conversation, then the **two possible next responses**. Choose the "
+        "better one, or say that both are equally good, or that neither is good."
+    ),
+    "ssa": _(
+        "Read the conversation and the **response**. First say whether the response "
+        "**makes sense** in the conversation. Only if it does, say whether it is **specific** to "
+        "this conversation, rather than something that could be said almost anywhere."
+    ),
+    "emocontext": _(
+        "Read the short conversation between a user and a chat agent. Choose the "
+        "emotion the **user** expresses in their **last message**: happy, sad, angry, or others "
+        "when it is none of these."
+    ),
+    "emotionlines": _(
+        "Read the whole conversation. Then, line by line, choose the emotion the "
+        "speaker expresses in that line, in the context of the conversation. Take at least "
+        "{seconds:g} seconds to think about each line: an answer given sooner is not accepted."
+    ),
+    "empathetic_chat": _(
+        "1. Pick a feeling and describe, in 1 to 3 sentences, a situation in "
+        "which you felt that way.\n2. Wait in the lobby while we pair you with another worker "
+        "(keep the page open; it may take a few minutes).\n3. Chat **twice** with that worker: "
+        "once about your situation (you speak first) and once about theirs (you listen and "
+        "reply)."
+    ),
+    "ssa_interactive": _(
+        "Chat with a chatbot about anything you like. After each of its "
+        "replies, say whether it **makes sense** and whether it is **specific** to the "
+        "conversation. No waiting for a partner: the chatbot answers within seconds."
+    ),
+}
+
+# What a worker who declines consent is asked to do, per provider: nothing was stored.
+DECLINED: dict[str, Promise] = {
+    "mturk": _(
+        "You did not consent, so you will not take part and nothing about you was "
+        "stored. Please return this HIT on Mechanical Turk (the “Return” button) so that "
+        "someone else can take it; returning does not affect your approval rating."
+    ),
+    "prolific": _(
+        "You did not consent, so you will not take part and nothing about you was "
+        "stored. Please return the study on Prolific (“Stop without completing” / return "
+        "your submission): you will not be penalised, and your place goes to someone else."
+    ),
+    "local": _(
+        "You did not consent, so you will not take part and nothing about you was "
+        "stored. Thank you for your interest; you may close this page."
+    ),
+}
+
+
+# What a worker who used every training attempt is asked to do, per provider: nothing is held
+# against them (no rejection), and the place goes back to the pool.
+TRAINING_FAILED: dict[str, Promise] = {
+    "mturk": _(
+        "Thank you for trying. Your training answers did not reach this study's pass "
+        "mark, so it cannot go on. Please return this HIT on Mechanical Turk (the “Return” "
+        "button); returning does not affect your approval rating and nothing is rejected."
+    ),
+    "prolific": _(
+        "Thank you for trying. Your training answers did not reach this study's pass "
+        "mark, so it cannot go on. Please return the study on Prolific (“Stop without "
+        "completing” / return your submission): you will not be rejected or penalised."
+    ),
+    "local": _(
+        "Thank you for trying. Your training answers did not reach this study's pass "
+        "mark, so it cannot go on. You may close this page."
+    ),
+}
+
+
+def markdown_safe(text: str) -> str:
+    """Return ``text`` (Markdown) as HTML that is safe to put in a worker's page."""
+    if not text.strip():
+        return ""
+    html = markdown.markdown(text, extensions=["tables", "sane_lists"])
+    return nh3.clean(
+        html,
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    )
+
+
+def instructions_default(protocol: str, parameters: Mapping[str, Any]) -> str:
+    """Return the protocol's published instructions (Markdown) for these parameters, in the
+    active language."""
+    # A protocol without published wording (categorical) may carry the researcher's own.
+    text = str(DEFAULT_INSTRUCTIONS.get(protocol, "") or parameters.get("instructions") or "")
+    if "{seconds" in text:
+        text = text.format(seconds=float(parameters.get("min_seconds_per_utterance", 3)))
+    return text
+
+
+def instructions_shown(protocol: str, parameters: Mapping[str, Any], own: str) -> str:
+    """Return the instructions a worker reads: the campaign's own, or else the published
+    wording in the active language (also when ``own`` is that wording copied in English)."""
+    if own.strip():
+        with translation.override("en"):
+            published = instructions_default(protocol, parameters)
+        if own.strip() != published.strip():
+            return own
+    return instructions_default(protocol, parameters)
+
+
+def study_clean(values: Mapping[str, Any]) -> dict[str, str]:
+    """Return the cleaned study texts; raise InvalidParameters naming every bad or unknown one.
+
+    The consent version is any short label ("1", "2026-11-a"); empty, it is "1".
+    """
+    errors: dict[str, str] = {}
+    cleaned: dict[str, str] = {}
+    for name, value in values.items():
+        if name not in STUDY_FIELDS:
+            errors[str(name)[:64]] = f"Unknown study text; known: {', '.join(STUDY_FIELDS)}."
+            continue
+        text = "" if value is None else value
+        if not isinstance(text, str):
+            errors[name] = "Must be text."
+            continue
+        text = text.strip() if name == "consent_version" else text.replace("\r\n", "\n")
+        if name == "training_qualification":
+            text = text.strip()
+        if name == "language":
+            text = text.strip()
+            if text not in [c for c, _name in settings.LANGUAGES]:
+                known = ", ".join(c for c, _name in settings.LANGUAGES)
+                errors[name] = f"Unknown language {text[:16]!r}; use one of {known}."
+                continue
+        if "\x00" in text:
+            errors[name] = "Must not contain NUL characters."
+        elif name == "training_qualification" and not _NAME.fullmatch(text):
+            errors[name] = "Letters, digits, '-', '_' and '.' only (empty: the protocol's name)."
+        elif len(text) > STUDY_FIELDS[name]:
+            errors[name] = f"At most {STUDY_FIELDS[name]:,} characters."
+        else:
+            cleaned[name] = text
+    if cleaned.get("consent_version") == "":
+        cleaned["consent_version"] = "1"
+    if errors:
+        first = next(iter(errors.values()))
+        raise InvalidParameters(
+            first if len(errors) == 1 else "Invalid study texts.", fields=errors
+        )
+    return cleaned

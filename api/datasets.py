@@ -1,0 +1,186 @@
+"""Data sets: list, get, import a file, export as a download.
+
+Data sets are site-wide (no campaign owns one): any key may read them, and importing needs
+a key, which is a staff account's (``auth.KeyAuth``), as the dashboard and
+``import_dataset`` require. Importing goes through ``dataset_import`` (all or nothing, the
+reader's message naming the line), exporting through ``dataset_records`` and
+``records_export`` (workers by pseudonym, de-identification originals left out).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections import Counter
+from pathlib import Path as FilePath
+from typing import Any
+
+from django.db.models import Count
+from django.http import FileResponse, HttpRequest
+from ninja import File, Form, Path, Query, Router, Status, UploadedFile
+
+from annotation.datasets import READERS, SUFFIXES, WRITERS, DatasetError
+from annotation.datasets.selectors import dataset_records
+from annotation.datasets.services import dataset_import, records_export
+from annotation.deidentify import Deidentifier
+from annotation.exceptions import InvalidParameters
+from annotation.models import Dataset, Dialogue
+from api.errors import CLIENT_ERRORS, ApiError, ErrorOut, query_check
+from api.schemas import (
+    NAME_PATTERN,
+    DatasetExportQuery,
+    DatasetImported,
+    DatasetOut,
+    DatasetPage,
+    Page,
+)
+
+router = Router(tags=["data sets"])
+
+MAX_IMPORT_BYTES = 200 * 1024 * 1024
+Name = Path(..., pattern=NAME_PATTERN, description="The data set's name.", examples=["dialogues-1"])
+_FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+DataFile = File(..., description="The data set file.")
+Format = Form(..., max_length=32, description=f"Its format: {', '.join(READERS)}.")
+NewName = Form("", max_length=200, description="The new data set's name; default: the file's.")
+Source = Form("", max_length=200, description="Sub-source for dialogues whose file names none.")
+Description = Form("", max_length=5000, description="A note kept with the data set.")
+Deidentify = Form(False, description="Replace emails, URLs, phone numbers, @handles first.")
+SpeakersArePersons = Form(False, description="With deidentify: speaker names are persons too.")
+
+
+def _counts(datasets: list[Dataset]) -> dict[int, dict[str, Counter[str]]]:
+    """Dialogues by source and by split, per data set, in one query."""
+    counts: dict[int, dict[str, Counter[str]]] = {
+        d.pk: {"sources": Counter(), "splits": Counter()} for d in datasets
+    }
+    rows = (
+        Dialogue.objects.filter(dataset__in=datasets)
+        .values_list("dataset_id", "source", "split")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for dataset_id, source, split, n in rows:
+        counts[dataset_id]["sources"][source] += n
+        counts[dataset_id]["splits"][split] += n
+    return counts
+
+
+def _outs(datasets: list[Dataset]) -> list[dict[str, Any]]:
+    counts = _counts(datasets)
+    return [
+        {
+            "name": d.name,
+            "format": d.source_format,
+            "description": d.description,
+            "dialogues": sum(counts[d.pk]["sources"].values()),
+            "sources": dict(sorted(counts[d.pk]["sources"].items())),
+            "splits": dict(sorted(counts[d.pk]["splits"].items())),
+            "created_at": d.created_at,
+        }
+        for d in datasets
+    ]
+
+
+def _dataset(name: str) -> Dataset:
+    dataset = Dataset.objects.filter(name=name).first()
+    if dataset is None:
+        raise ApiError(404, f"No data set called {name!r}.")
+    return dataset
+
+
+@router.get("", response={200: DatasetPage, CLIENT_ERRORS: ErrorOut})
+def dataset_list(request: HttpRequest, page: Query[Page]) -> dict[str, Any]:
+    """The imported data sets, by name, with their dialogues by source and split."""
+    query_check(request, Page)
+    datasets = Dataset.objects.order_by("name")
+    return {
+        "count": datasets.count(),
+        "limit": page.limit,
+        "offset": page.offset,
+        "results": _outs(list(datasets[page.offset : page.offset + page.limit])),
+    }
+
+
+@router.get("/{name}", response={200: DatasetOut, CLIENT_ERRORS: ErrorOut})
+def dataset_get(request: HttpRequest, name: str = Name) -> dict[str, Any]:
+    return _outs([_dataset(name)])[0]
+
+
+@router.post("", response={201: DatasetImported, CLIENT_ERRORS: ErrorOut})
+def dataset_upload(
+    request: HttpRequest,
+    file: UploadedFile = DataFile,
+    format: str = Format,
+    name: str = NewName,
+    source: str = Source,
+    description: str = Description,
+    deidentify: bool = Deidentify,
+    speakers_are_persons: bool = SpeakersArePersons,
+) -> Status[dict[str, Any]]:
+    """Import one file as a new data set (``dataset_import``, ``import_dataset``'s service):
+    read and checked whole, then stored in one transaction. A malformed file is a 400 whose
+    message names the line; nothing is stored."""
+    if file.size is not None and file.size > MAX_IMPORT_BYTES:
+        raise InvalidParameters(f"The file is larger than {MAX_IMPORT_BYTES // 2**20} MB.")
+    filename = _FILE_NAME.sub("_", FilePath(file.name or "upload").name)[-100:] or "upload"
+    deidentifier = Deidentifier(speakers_are_persons=speakers_are_persons) if deidentify else None
+    with tempfile.TemporaryDirectory() as folder:
+        path = FilePath(folder) / filename
+        with path.open("wb") as handle:
+            for chunk in file.chunks():
+                handle.write(chunk)
+        try:
+            result = dataset_import(
+                name=name or path.stem,
+                fmt=format,
+                paths=[path],
+                source=source,
+                description=description,
+                deidentifier=deidentifier,
+            )
+        except (DatasetError, OSError) as exc:
+            message = str(exc).replace(str(path), filename).replace(folder, "")
+            raise InvalidParameters(f"Nothing was imported. {message}") from None
+    body = {
+        "dataset": _outs([result.dataset])[0],
+        "utterances": result.utterances,
+        "replacements": result.replacements,
+    }
+    return Status(201, body)
+
+
+@router.get(
+    "/{name}/export",
+    response={CLIENT_ERRORS: ErrorOut},
+    openapi_extra={
+        "responses": {
+            "200": {
+                "description": "The file.",
+                "content": {
+                    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+                },
+            }
+        }
+    },
+)
+def dataset_export(
+    request: HttpRequest, query: Query[DatasetExportQuery], name: str = Name
+) -> FileResponse:
+    """Download the data set in a dialogue format (``records_export``): workers by
+    pseudonym, de-identification originals left out. Written within the request."""
+    query_check(request, DatasetExportQuery)
+    dataset = _dataset(name)
+    if query.format not in WRITERS:  # records_export's refusal, before reading the records
+        raise InvalidParameters(
+            f"Unknown format {query.format!r}; use one of {', '.join(WRITERS)}.",
+            fields={"format": "unknown"},
+        )
+    filename = f"{dataset.name}.{SUFFIXES[query.format]}"
+    with tempfile.TemporaryDirectory() as folder:
+        path = FilePath(folder) / filename
+        records_export(dataset_records(dataset), fmt=query.format, out=path)
+        handle = path.open("rb")  # still readable once the folder is removed
+    return FileResponse(
+        handle, as_attachment=True, filename=filename, content_type="application/octet-stream"
+    )

@@ -1,0 +1,101 @@
+"""``Idempotency-Key``: a request sent again with the same key gets the first answer back.
+
+Only the request that inserts the (user, key) row acts; the row is committed before the
+action starts, so a concurrent replay meets the unique constraint, waits for the first
+request's answer and returns it; nothing is spent twice. The answer is stored whatever its
+status (a refusal too: send a new key to try again after fixing the cause), except an
+unexpected server error, which deletes the row so the same key may retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest, JsonResponse
+
+from annotation.exceptions import AnnotationError
+from api.errors import ApiError, error_body
+from api.models import IdempotencyKey
+
+KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
+_KEY = re.compile(KEY_PATTERN)
+# How long a replay waits for the first request's answer before answering 409.
+WAIT_SECONDS = 30.0
+POLL_SECONDS = 0.05
+
+Action = Callable[[], tuple[int, dict[str, Any]]]
+
+
+def _fingerprint(request: HttpRequest) -> str:
+    digest = hashlib.sha256()
+    for part in (request.method or "", request.path, request.body):
+        digest.update(part if isinstance(part, bytes) else part.encode())
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def _replay(user: Any, key: str, fingerprint: str) -> JsonResponse:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        row = IdempotencyKey.objects.filter(user=user, key=key).first()
+        if row is not None and row.fingerprint != fingerprint:
+            raise ApiError(
+                422,
+                "This Idempotency-Key was used for another request; use a new key.",
+                code="idempotency_key_reused",
+                field="Idempotency-Key",
+            )
+        if row is not None and row.status_code is not None:
+            response = JsonResponse(row.response, status=row.status_code)
+            response["Idempotent-Replayed"] = "true"
+            return response
+        if row is None or time.monotonic() > deadline:  # deleted: the first request failed
+            raise ApiError(
+                409,
+                "A request with this Idempotency-Key is still running; retry later.",
+                code="idempotency_in_progress",
+                field="Idempotency-Key",
+            )
+        time.sleep(POLL_SECONDS)
+
+
+def idempotent(request: HttpRequest, key: str | None, action: Action) -> JsonResponse:
+    """Run ``action`` (which returns status and body) once per (user, key); without a key,
+    just run it. Service refusals become the error body and are stored like successes."""
+    if not key:
+        status, body = _run(action)
+        return JsonResponse(body, status=status)
+    if not _KEY.match(key):
+        raise ApiError(
+            422,
+            "The Idempotency-Key must be 1–200 printable ASCII characters.",
+            field="Idempotency-Key",
+        )
+    user, fingerprint = request.auth, _fingerprint(request)  # type: ignore[attr-defined]
+    try:
+        with transaction.atomic():
+            row = IdempotencyKey.objects.create(user=user, key=key, fingerprint=fingerprint)
+    except IntegrityError:
+        return _replay(user, key, fingerprint)
+    try:
+        status, body = _run(action)
+    except BaseException:
+        row.delete()
+        raise
+    IdempotencyKey.objects.filter(pk=row.pk).update(status_code=status, response=body)
+    return JsonResponse(body, status=status)
+
+
+def _run(action: Action) -> tuple[int, dict[str, Any]]:
+    try:
+        return action()
+    except AnnotationError as exc:
+        field = next(iter(exc.fields), None)
+        return exc.status_code, error_body(exc.status_code, exc.message, field=field)
+    except ApiError as exc:
+        return exc.status, error_body(exc.status, exc.message, code=exc.code, field=exc.field)

@@ -1,0 +1,67 @@
+"""A launched campaign's controls in the dashboard: pause, resume, finish, and its budget.
+
+Both go through the campaign services (``campaign_set_status``'s lifecycle table,
+``campaign_settings_update``'s schema and row lock) and are written to the audit log.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from annotation.campaign_settings import SETTINGS, value_clean
+from annotation.exceptions import Conflict, InvalidParameters
+from annotation.models import AuditLog, Campaign
+from annotation.payments import audit_add, campaign_committed
+from annotation.services import campaign_set_status, campaign_settings_update
+from annotation.services.campaigns import TRANSITIONS
+
+# What the dashboard offers from each status (going live is the wizard's last step).
+STATUS_ACTIONS: dict[str, tuple[str, str, str]] = {
+    # action: (target status, button, audit action)
+    "pause": (Campaign.Status.PAUSED, "Pause", AuditLog.Action.PAUSE),
+    "resume": (Campaign.Status.LIVE, "Resume", AuditLog.Action.RESUME),
+    "finish": (Campaign.Status.FINISHED, "Finish for good", AuditLog.Action.STOP),
+}
+
+
+def status_actions(campaign: Campaign) -> list[tuple[str, str]]:
+    """The (action, button) pairs the campaign's status allows; none for a draft."""
+    if campaign.status == Campaign.Status.DRAFT:
+        return []
+    allowed = TRANSITIONS[Campaign.Status(campaign.status)]
+    return [(a, button) for a, (target, button, _) in STATUS_ACTIONS.items() if target in allowed]
+
+
+def campaign_status_change(
+    *, campaign: Campaign, action: str, actor: str, confirmed: bool = False
+) -> str:
+    """Pause, resume or finish the campaign; return a summary. Finishing needs ``confirmed``:
+    it cannot be undone. The provider side (HITs, a Prolific study) is paused or stopped
+    with ``manage.py launch``."""
+    if action not in STATUS_ACTIONS:
+        raise InvalidParameters(f"Unknown action {action!r}; use pause, resume or finish.")
+    target, _, audit = STATUS_ACTIONS[action]
+    if campaign.status == Campaign.Status.DRAFT:
+        raise Conflict("A draft goes live from the launch wizard.")
+    if action == "finish" and not confirmed:
+        raise InvalidParameters("Tick the box to confirm: a finished campaign cannot reopen.")
+    campaign_set_status(campaign=campaign, status=target)
+    audit_add(action=audit, actor=actor, campaign=campaign, detail=f"{action} from the dashboard")
+    return f"The campaign is now {campaign.get_status_display().lower()}."
+
+
+def campaign_budget_set(*, campaign: Campaign, budget: str) -> str:
+    """Change the campaign's budget (also while live); refuse one below what is committed.
+
+    Not audit-logged: the audit log records movements of money and actions on workers (its
+    actions have no budget change); the ledger's budget check uses the new value at once.
+    """
+    new: Decimal = value_clean(SETTINGS["budget"], budget.strip())
+    committed = campaign_committed(campaign)
+    if new < committed:
+        raise InvalidParameters(
+            f"The budget cannot go below what is already committed ({committed:.2f}: "
+            "published places and bonuses, fees included)."
+        )
+    campaign_settings_update(campaign=campaign, values={"budget": new})
+    return f"The budget is now {new:.2f} ({committed:.2f} committed)."

@@ -1,0 +1,295 @@
+"""Deliveries against a real local receiver: signed, retried with backoff, sent once."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from webhooks import services, transport
+from webhooks.models import Event, WebhookDelivery, WebhookEndpoint
+from webhooks.services import delivery_attempt, webhook_emit
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+
+
+def _verify_from_docs():
+    """The receiver's check exactly as docs/api.md shows it."""
+    text = DOCS.read_text()
+    block = re.search(r"```python\n(# verify a delivery.*?)```", text, re.S)
+    assert block, "docs/api.md has the signature check snippet"
+    namespace: dict = {}
+    exec(block.group(1), namespace)  # noqa: S102 (our own documentation)
+    return namespace["verify"]
+
+
+def _emit(campaign, event=Event.JOB_DONE, data=None, capture=None) -> WebhookDelivery:
+    rows = webhook_emit(campaign=campaign, event=event, data=data or {"job": 1})
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_a_delivery_is_signed_and_carries_its_headers(endpoint, receiver, owned) -> None:
+    delivery = _emit(owned, data={"job": 7, "kind": "report"})
+    assert delivery_attempt(delivery_id=delivery.pk) == "delivered"
+    [(headers, body)] = receiver.requests
+    payload = json.loads(body)
+    assert payload == {
+        "id": str(delivery.delivery_id),
+        "event": "job.done",
+        "campaign": owned.slug,
+        "created_at": payload["created_at"],
+        "data": {"job": 7, "kind": "report"},
+    }
+    assert headers["X-Evalsite-Event"] == "job.done"
+    assert headers["X-Evalsite-Delivery"] == str(delivery.delivery_id)
+    assert headers["Content-Type"] == "application/json"
+    verify = _verify_from_docs()
+    assert verify(endpoint.secret, headers, body)
+    stamp = headers["X-Evalsite-Timestamp"]
+    expected = hmac.new(endpoint.secret.encode(), f"{stamp}.".encode() + body, hashlib.sha256)
+    assert headers["X-Evalsite-Signature"] == "sha256=" + expected.hexdigest()
+    assert not verify("whsec_other", headers, body)
+    assert not verify(endpoint.secret, headers, body.replace(b"7", b"8"))
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("delivered", 1, 200)
+    assert delivery.delivered_at is not None
+
+
+def test_a_receiver_answering_500_gets_the_delivery_retried_and_delivered_once(
+    endpoint, receiver, owned
+) -> None:
+    receiver.answer(500)
+    receiver.answer(503, Retry_After="600")
+    delivery = _emit(owned)
+    start = timezone.now()
+    assert delivery_attempt(delivery_id=delivery.pk, now=start) == "pending"
+    delivery.refresh_from_db()
+    assert delivery.next_attempt_at == start + timedelta(minutes=1)
+    assert delivery.last_status_code == 500 and "HTTP 500" in delivery.last_error
+    # Not due yet: nothing is sent, whoever asks.
+    assert delivery_attempt(delivery_id=delivery.pk, now=start + timedelta(seconds=59)) == "pending"
+    assert services.deliveries_due(now=start + timedelta(seconds=59)) == []
+    assert len(receiver.requests) == 1
+    later = start + timedelta(minutes=1)
+    assert services.deliveries_due(now=later) == [delivery.pk]
+    assert delivery_attempt(delivery_id=delivery.pk, now=later) == "pending"
+    delivery.refresh_from_db()
+    # The second wait is 5 minutes, but the receiver asked for 10 (Retry-After).
+    assert delivery.next_attempt_at == later + timedelta(minutes=10)
+    last = later + timedelta(minutes=10)
+    assert delivery_attempt(delivery_id=delivery.pk, now=last) == "delivered"
+    assert delivery_attempt(delivery_id=delivery.pk, now=last + timedelta(hours=1)) == "delivered"
+    ids = {json.loads(body)["id"] for body in receiver.bodies()}
+    assert len(receiver.requests) == 3 and ids == {str(delivery.delivery_id)}
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("delivered", 3)
+
+
+def test_backoff_ends_in_failed_after_six_attempts(endpoint, receiver, owned) -> None:
+    for _ in range(10):
+        receiver.answer(500)
+    delivery = _emit(owned)
+    now = timezone.now()
+    waits = []
+    for _ in range(services.MAX_ATTEMPTS):
+        status = delivery_attempt(delivery_id=delivery.pk, now=now)
+        delivery.refresh_from_db()
+        if status == "pending":
+            waits.append(delivery.next_attempt_at - now)
+            now = delivery.next_attempt_at
+    assert status == "failed" and delivery.attempts == 6
+    assert waits == list(services.BACKOFF)
+    assert delivery_attempt(delivery_id=delivery.pk, now=now + timedelta(days=1)) == "failed"
+    assert len(receiver.requests) == 6
+
+
+def test_410_gone_deactivates_the_endpoint(endpoint, receiver, owned) -> None:
+    receiver.answer(410)
+    delivery = _emit(owned)
+    assert delivery_attempt(delivery_id=delivery.pk) == "failed"
+    endpoint.refresh_from_db()
+    assert not endpoint.active
+    assert webhook_emit(campaign=owned, event=Event.JOB_DONE, data={}) == []
+
+
+def test_a_hanging_receiver_fails_the_attempt_after_the_timeout(
+    endpoint, receiver, owned, monkeypatch
+) -> None:
+    receiver.delay_s = 2.0
+    real_post = transport.post
+    delivery = _emit(owned)
+    started = time.monotonic()
+    status = delivery_attempt(
+        delivery_id=delivery.pk,
+        send=lambda *a, **k: real_post(*a, **k, timeout_s=0.3),
+    )
+    assert time.monotonic() - started < 1.5
+    delivery.refresh_from_db()
+    assert status == "pending" and delivery.attempts == 1
+    assert delivery.last_status_code is None and "timed out" in delivery.last_error
+
+
+def test_a_redelivered_task_for_a_delivered_row_sends_nothing(endpoint, receiver, owned) -> None:
+    from webhooks.tasks import webhook_deliver
+
+    delivery = _emit(owned)
+    assert webhook_deliver.run(delivery.pk) == "delivered"
+    assert webhook_deliver.run(delivery.pk) == "delivered"  # the broker delivered it again
+    assert len(receiver.requests) == 1
+
+
+def test_an_attempt_in_flight_is_not_sent_again_until_its_claim_expires(
+    endpoint, receiver, owned
+) -> None:
+    delivery = _emit(owned)
+    now = timezone.now()
+    claimed = services._claim(delivery.pk, now)  # an attempt that died after claiming
+    assert claimed is not None
+    assert delivery_attempt(delivery_id=delivery.pk, now=now) == "pending"
+    assert services.deliveries_due(now=now) == []
+    assert receiver.requests == []
+    after = now + services.CLAIM + timedelta(seconds=1)
+    assert services.deliveries_due(now=after) == [delivery.pk]
+    assert delivery_attempt(delivery_id=delivery.pk, now=after) == "delivered"
+    assert len(receiver.requests) == 1
+
+
+def test_redeliver_sends_again_under_the_same_id(endpoint, receiver, owned, monkeypatch) -> None:
+    queued: list[list[int]] = []
+    monkeypatch.setattr(services, "deliveries_queue", queued.append)
+    delivery = _emit(owned)
+    delivery_attempt(delivery_id=delivery.pk)
+    row = services.delivery_redeliver(campaign=owned, delivery_id=str(delivery.delivery_id))
+    assert (row.status, row.attempts) == ("pending", 0)
+    assert delivery_attempt(delivery_id=delivery.pk) == "delivered"
+    ids = [json.loads(body)["id"] for body in receiver.bodies()]
+    assert ids == [str(delivery.delivery_id)] * 2
+
+
+def test_only_active_endpoints_that_chose_the_event_get_a_delivery(
+    owned, receiver, private_allowed
+) -> None:
+    jobs = services.webhook_create(campaign=owned, url=receiver.url, events=["job.done"])
+    services.webhook_create(campaign=owned, url=receiver.url, events=["campaign.finished"])
+    off = services.webhook_create(campaign=owned, url=receiver.url, events=["job.done"])
+    WebhookEndpoint.objects.filter(pk=off.pk).update(active=False)
+    rows = webhook_emit(campaign=owned.pk, event=Event.JOB_DONE, data=lambda: {"job": 1})
+    assert [r.endpoint_id for r in rows] == [jobs.pk]
+    assert rows[0].payload["campaign"] == owned.slug
+
+
+def test_emit_queues_the_send_after_the_commit_only(
+    endpoint, owned, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    queued: list[list[int]] = []
+    monkeypatch.setattr(services, "deliveries_queue", queued.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        rows = webhook_emit(campaign=owned, event=Event.JOB_DONE, data={})
+        assert queued == []
+    assert queued == [[rows[0].pk]]
+
+
+def test_a_broker_that_is_down_leaves_the_delivery_to_the_sweep(
+    endpoint, owned, monkeypatch
+) -> None:
+    from webhooks.tasks import webhook_deliver
+
+    def down(*args: object) -> None:
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(webhook_deliver, "delay", down)
+    delivery = _emit(owned)
+    services.deliveries_queue([delivery.pk])  # logged, not raised
+    assert services.deliveries_due() == [delivery.pk]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.org/hook",
+        "https://user:pw@example.org/hook",
+        "https:///hook",
+        "javascript:alert(1)",
+        "https://example.org:99999/",
+        "https://exa mple.org/",
+    ],
+)
+def test_bad_urls_are_refused(owned, url, private_allowed) -> None:
+    from annotation.exceptions import InvalidParameters
+
+    with pytest.raises(InvalidParameters):
+        services.webhook_create(campaign=owned, url=url, events=["job.done"])
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/hook",
+        "http://localhost/hook",
+        "http://10.1.2.3/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://0.0.0.0/",
+    ],
+)
+def test_private_addresses_are_refused_unless_allowed(owned, url, settings) -> None:
+    from annotation.exceptions import InvalidParameters
+
+    settings.WEBHOOKS_ALLOW_PRIVATE = False
+    with pytest.raises(InvalidParameters, match="private or local"):
+        services.webhook_create(campaign=owned, url=url, events=["job.done"])
+    outcome = transport.post(url, b"{}", {}, allow_private=False)
+    assert outcome.status is None and "private or local" in outcome.error
+
+
+def test_a_private_address_at_send_time_is_not_contacted(
+    endpoint, receiver, owned, settings
+) -> None:
+    delivery = _emit(owned)
+    settings.WEBHOOKS_ALLOW_PRIVATE = False  # the name was public when registered
+    assert delivery_attempt(delivery_id=delivery.pk) == "pending"
+    delivery.refresh_from_db()
+    assert "private or local" in delivery.last_error and receiver.requests == []
+
+
+def test_unknown_or_no_events_are_refused(owned, receiver, private_allowed) -> None:
+    from annotation.exceptions import InvalidParameters
+
+    for events in ([], ["job.started"], "job.done"):
+        with pytest.raises(InvalidParameters):
+            services.webhook_create(campaign=owned, url=receiver.url, events=events)
+
+
+def test_retry_after_reads_seconds_and_dates() -> None:
+    assert transport.retry_after_seconds("120") == 120.0
+    assert transport.retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412420.0) == 60
+    assert transport.retry_after_seconds("soon") is None
+    assert transport.retry_after_seconds(None) is None
+
+
+def test_the_sweep_queues_due_retries_and_forgets_old_finished_deliveries(
+    endpoint, owned, receiver, monkeypatch
+) -> None:
+    from webhooks.tasks import webhook_deliver, webhooks_due
+
+    queued: list[int] = []
+    monkeypatch.setattr(webhook_deliver, "delay", queued.append)
+    old, due, waiting = (_emit(owned) for _ in range(3))
+    delivery_attempt(delivery_id=old.pk)  # delivered
+    month_ago = timezone.now() - services.KEEP - timedelta(minutes=1)
+    WebhookDelivery.objects.filter(pk=old.pk).update(created_at=month_ago)
+    WebhookDelivery.objects.filter(pk=waiting.pk).update(
+        next_attempt_at=timezone.now() + timedelta(minutes=5)
+    )
+    assert webhooks_due.run() == {"queued": 1, "pruned": 1}
+    assert queued == [due.pk]
+    assert set(WebhookDelivery.objects.values_list("pk", flat=True)) == {due.pk, waiting.pk}

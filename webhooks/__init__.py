@@ -1,0 +1,1 @@
+"""Webhooks: researchers' URLs told about a campaign's events, signed and retried (docs/api.md)."""

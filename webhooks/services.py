@@ -1,0 +1,303 @@
+"""Webhook writes: endpoints, events emitted into deliveries, and each delivery's attempts.
+
+``webhook_emit`` is what the rest of the site calls, once, where an event happens: it writes
+one delivery row per matching endpoint in the caller's transaction and queues the send after
+the commit. The HTTP request runs only in the Celery task (``webhooks.tasks``), never in the
+request that emitted the event.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.exceptions import InvalidParameters, NotFound
+from annotation.models import Campaign
+from webhooks import transport
+from webhooks.models import Event, WebhookDelivery, WebhookEndpoint
+from webhooks.signing import signature
+
+logger = logging.getLogger(__name__)
+
+# Waits after the 1st..5th failed attempt; a 6th failure fails the delivery (about 14.6 h
+# after the event). A Retry-After longer than the wait is honoured, up to MAX_RETRY_AFTER.
+BACKOFF: tuple[timedelta, ...] = (
+    timedelta(minutes=1),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=12),
+)
+MAX_ATTEMPTS = len(BACKOFF) + 1
+MAX_RETRY_AFTER = timedelta(hours=24)
+# An attempt's claim: longer than an attempt can take (connect and read timeouts), so only a
+# dead attempt's claim expires.
+CLAIM = timedelta(minutes=2)
+ENDPOINTS_PER_CAMPAIGN = 10
+# Delivered and failed deliveries are kept this long (the log shows the latest 100).
+KEEP = timedelta(days=30)
+BUDGET_LOW_SHARE = Decimal("0.10")
+
+Data = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
+
+
+def _allow_private() -> bool:
+    return bool(getattr(settings, "WEBHOOKS_ALLOW_PRIVATE", False))
+
+
+# --- endpoints ------------------------------------------------------------------------------
+
+
+def webhook_url_clean(url: str) -> str:
+    """Return the URL stripped, or refuse it: http(s), no credentials, a public host."""
+    url = (url or "").strip()
+    try:
+        target = transport.url_check(url)
+        if not _allow_private():
+            transport.addresses(target, allow_private=False)
+    except transport.UnsafeUrl as exc:
+        raise InvalidParameters(str(exc), fields={"url": str(exc)}) from None
+    return url
+
+
+def webhook_events_clean(events: Any) -> list[str]:
+    """Return the known events in their order, or refuse an unknown or empty list."""
+    if isinstance(events, str) or not isinstance(events, list | tuple) or not events:
+        raise InvalidParameters("Choose at least one event.", fields={"events": "Required."})
+    unknown = [e for e in events if e not in Event.values]
+    if unknown:
+        raise InvalidParameters(
+            f"Unknown event {unknown[0]!r}; choose from {', '.join(Event.values)}.",
+            fields={"events": "Unknown event."},
+        )
+    return [e for e in Event.values if e in events]
+
+
+def webhook_create(
+    *, campaign: Campaign, url: str, events: Any, user: Any = None
+) -> WebhookEndpoint:
+    """Register ``url`` for ``events`` of the campaign with a new secret (show it once)."""
+    chosen = webhook_events_clean(events)  # before the URL's address is looked up
+    url = webhook_url_clean(url)
+    if WebhookEndpoint.objects.filter(campaign=campaign).count() >= ENDPOINTS_PER_CAMPAIGN:
+        raise InvalidParameters(
+            f"A campaign has at most {ENDPOINTS_PER_CAMPAIGN} webhook endpoints; remove one."
+        )
+    return WebhookEndpoint.objects.create(
+        campaign=campaign,
+        url=url,
+        secret="whsec_" + secrets.token_urlsafe(32),
+        events=chosen,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+
+
+def webhook_delete(*, campaign: Campaign, endpoint_id: int) -> None:
+    """Remove one of the campaign's endpoints with its delivery log (pending ones are dropped)."""
+    deleted, _ = WebhookEndpoint.objects.filter(campaign=campaign, pk=endpoint_id).delete()
+    if not deleted:
+        raise NotFound("No such webhook endpoint in this campaign.")
+
+
+# --- events ---------------------------------------------------------------------------------
+
+
+def webhook_emit(*, campaign: Campaign | int, event: str, data: Data) -> list[WebhookDelivery]:
+    """Record ``event`` for each active endpoint of the campaign that wants it; queue the sends.
+
+    Runs in the caller's transaction: the rows commit or roll back with the event, and the
+    sends are queued only after the commit. Costs one query when no endpoint wants the
+    event; ``data`` may be a callable, called only when one does.
+    """
+    campaign_id = campaign if isinstance(campaign, int) else campaign.pk
+    endpoints = [
+        e
+        for e in WebhookEndpoint.objects.filter(campaign_id=campaign_id, active=True).only(
+            "pk", "events"
+        )
+        if event in e.events
+    ]
+    if not endpoints:
+        return []
+    slug = (
+        campaign.slug
+        if isinstance(campaign, Campaign)
+        else Campaign.objects.values_list("slug", flat=True).get(pk=campaign_id)
+    )
+    values = json.loads(json.dumps(dict(data() if callable(data) else data), cls=DjangoJSONEncoder))
+    now = timezone.now()
+    rows = []
+    for endpoint in endpoints:
+        row = WebhookDelivery(endpoint=endpoint, event=event, next_attempt_at=now)
+        row.payload = {
+            "id": str(row.delivery_id),
+            "event": event,
+            "campaign": slug,
+            "created_at": now.isoformat().replace("+00:00", "Z"),
+            "data": values,
+        }
+        row.save()
+        rows.append(row)
+    ids = [row.pk for row in rows]
+    transaction.on_commit(lambda: deliveries_queue(ids))
+    return rows
+
+
+def deliveries_queue(ids: list[int]) -> None:
+    """Queue one send task per delivery; a broker that is down leaves them to the sweep."""
+    from webhooks.tasks import webhook_deliver
+
+    for pk in ids:
+        try:
+            webhook_deliver.delay(pk)
+        except Exception:  # the event is stored; webhooks_due sends it within a minute
+            logger.warning("webhook delivery %s not queued; the sweep will send it", pk)
+
+
+# --- attempts -------------------------------------------------------------------------------
+
+
+def _claim(delivery_id: int, now: datetime) -> WebhookDelivery | None:
+    """Claim a due delivery for one attempt, or return None (gone, done, not due, claimed)."""
+    with transaction.atomic():
+        row = (
+            WebhookDelivery.objects.select_for_update(skip_locked=True)
+            .select_related("endpoint")
+            .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING)
+            .first()
+        )
+        if row is None or row.next_attempt_at > now:
+            return None
+        if row.sending_until is not None and row.sending_until > now:
+            return None
+        if not row.endpoint.active:
+            row.status = WebhookDelivery.Status.FAILED
+            row.last_error = "The endpoint is inactive (it answered 410 Gone)."
+            row.save(update_fields=["status", "last_error"])
+            return None
+        row.attempts += 1
+        row.sending_until = now + CLAIM
+        row.save(update_fields=["attempts", "sending_until"])
+        return row
+
+
+def delivery_body(delivery: WebhookDelivery) -> bytes:
+    """Return the bytes sent (and signed): the payload as compact JSON, keys in order."""
+    return json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def delivery_attempt(
+    *,
+    delivery_id: int,
+    now: datetime | None = None,
+    send: Callable[..., transport.Outcome] | None = None,
+) -> str:
+    """Try to send one delivery if it is due; return its status afterwards.
+
+    Idempotent: a delivered or failed delivery, one not due yet and one whose attempt is in
+    flight elsewhere are left alone (a redelivered or concurrent task sends nothing). The
+    claim is committed before the request, so no row lock is held while a receiver answers.
+    """
+    now = now or timezone.now()
+    row = _claim(delivery_id, now)
+    if row is None:
+        status = WebhookDelivery.objects.filter(pk=delivery_id).values_list("status", flat=True)
+        return status.first() or "missing"
+    body = delivery_body(row)
+    stamp = int(now.timestamp())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "evalsite-webhooks/1",
+        "X-Evalsite-Event": row.event,
+        "X-Evalsite-Delivery": str(row.delivery_id),
+        "X-Evalsite-Timestamp": str(stamp),
+        "X-Evalsite-Signature": signature(row.endpoint.secret, stamp, body),
+    }
+    send = send or transport.post
+    outcome = send(row.endpoint.url, body, headers, allow_private=_allow_private())
+    return _record(row, outcome, now)
+
+
+def _record(row: WebhookDelivery, outcome: transport.Outcome, now: datetime) -> str:
+    """Write an attempt's outcome, if the row is still this attempt's."""
+    changes: dict[str, Any] = {
+        "last_status_code": outcome.status,
+        "last_error": outcome.error[:500],
+        "sending_until": None,
+    }
+    if outcome.delivered:
+        changes |= {"status": WebhookDelivery.Status.DELIVERED, "delivered_at": timezone.now()}
+    elif outcome.status == 410 or row.attempts >= MAX_ATTEMPTS:
+        changes["status"] = WebhookDelivery.Status.FAILED
+    else:
+        wait = BACKOFF[row.attempts - 1]
+        if outcome.retry_after is not None:
+            wait = max(wait, min(timedelta(seconds=outcome.retry_after), MAX_RETRY_AFTER))
+        changes["next_attempt_at"] = now + wait
+    with transaction.atomic():
+        WebhookDelivery.objects.filter(
+            pk=row.pk, attempts=row.attempts, status=WebhookDelivery.Status.PENDING
+        ).update(**changes)
+        if outcome.status == 410:  # the receiver says it is gone for good
+            WebhookEndpoint.objects.filter(pk=row.endpoint_id).update(active=False)
+    return str(changes.get("status", WebhookDelivery.Status.PENDING))
+
+
+def deliveries_due(*, now: datetime | None = None, limit: int = 500) -> list[int]:
+    """Return pending deliveries due now whose attempt is not in flight, oldest first."""
+    now = now or timezone.now()
+    rows = (
+        WebhookDelivery.objects.filter(
+            status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
+        )
+        .exclude(sending_until__gt=now)
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    return list(rows)
+
+
+def delivery_redeliver(*, campaign: Campaign, delivery_id: str | UUID) -> WebhookDelivery:
+    """Send a delivered or failed delivery again under the same id, with fresh attempts."""
+    with transaction.atomic():
+        row = (
+            WebhookDelivery.objects.select_for_update()
+            .filter(endpoint__campaign=campaign, delivery_id=delivery_id)
+            .first()
+        )
+        if row is None:
+            raise NotFound("No such delivery in this campaign.")
+        if row.status == WebhookDelivery.Status.PENDING:
+            raise InvalidParameters("This delivery is still being tried; wait for its outcome.")
+        WebhookEndpoint.objects.filter(pk=row.endpoint_id).update(active=True)
+        row.status = WebhookDelivery.Status.PENDING
+        row.attempts = 0
+        row.next_attempt_at = timezone.now()
+        row.sending_until = None
+        row.delivered_at = None
+        row.save()
+        pk = row.pk
+        transaction.on_commit(lambda: deliveries_queue([pk]))
+    return row
+
+
+def deliveries_prune(*, now: datetime | None = None) -> int:
+    """Delete delivered and failed deliveries older than ``KEEP``; return how many."""
+    cutoff = (now or timezone.now()) - KEEP
+    deleted, _ = (
+        WebhookDelivery.objects.filter(created_at__lt=cutoff)
+        .exclude(status=WebhookDelivery.Status.PENDING)
+        .delete()
+    )
+    return deleted

@@ -1,0 +1,152 @@
+"""Send one webhook request: URL checks, address checks, short timeouts. No Django here.
+
+A receiver's host is resolved once per request and every address it resolves to is checked
+(unless private addresses are allowed); the connection then goes to a checked address, with
+the host name kept for the ``Host`` header and TLS verification, so a name that resolves to
+a public address when checked cannot point at a private one when connected (DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import ipaddress
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+CONNECT_TIMEOUT_S = 5.0  # to connect, and then between bytes of the answer
+ANSWER_BYTES = 1024  # the answer's body is read this far (for the log), then dropped
+
+
+class UnsafeUrl(ValueError):
+    """The URL is not one deliveries may go to; the message says why."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one attempt got: the status code (None: no answer), an error, Retry-After in s."""
+
+    status: int | None
+    error: str = ""
+    retry_after: float | None = None
+
+    @property
+    def delivered(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+
+@dataclass(frozen=True)
+class Target:
+    scheme: str
+    host: str
+    port: int
+    path: str
+
+
+def url_check(url: str) -> Target:
+    """Return where ``url`` points, or raise ``UnsafeUrl``: http(s), a host, no credentials."""
+    if len(url) > 500:
+        raise UnsafeUrl("A webhook URL has at most 500 characters.")
+    if any(ord(c) < 33 or ord(c) == 127 for c in url):
+        raise UnsafeUrl("A webhook URL has no spaces or control characters.")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise UnsafeUrl("Not a URL (check the port).") from None
+    if parts.scheme not in ("http", "https"):
+        raise UnsafeUrl("A webhook URL starts with https:// (or http://).")
+    if parts.username is not None or parts.password is not None:
+        raise UnsafeUrl("A webhook URL holds no user name or password; the signature is the check.")
+    if not parts.hostname:
+        raise UnsafeUrl("A webhook URL names a host.")
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    default = 443 if parts.scheme == "https" else 80
+    return Target(parts.scheme, parts.hostname, port or default, path)
+
+
+def address_allowed(address: str) -> bool:
+    """Whether a public receiver may have this address (not loopback, private, link-local…)."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def addresses(target: Target, *, allow_private: bool) -> list[str]:
+    """Resolve the target's host; refuse it if any address is not public (unless allowed)."""
+    try:
+        infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise UnsafeUrl(f"The host {target.host!r} does not resolve ({exc}).") from None
+    found = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    if not allow_private:
+        refused = [a for a in found if not address_allowed(a)]
+        if refused:
+            raise UnsafeUrl(
+                f"The host {target.host!r} resolves to a private or local address "
+                f"({refused[0]}); webhooks go to public addresses only."
+            )
+    return found
+
+
+def retry_after_seconds(value: str | None, *, now: float | None = None) -> float | None:
+    """Read a Retry-After header: seconds, or an HTTP date; None if absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def post(
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    allow_private: bool,
+    timeout_s: float = CONNECT_TIMEOUT_S,
+) -> Outcome:
+    """POST ``body`` to ``url`` once; never raise for the receiver's sake, return the outcome."""
+    try:
+        target = url_check(url)
+        address = addresses(target, allow_private=allow_private)[0]
+    except UnsafeUrl as exc:
+        return Outcome(None, str(exc))
+    connection_class = (
+        http.client.HTTPSConnection if target.scheme == "https" else http.client.HTTPConnection
+    )
+    connection = connection_class(target.host, target.port, timeout=timeout_s)
+
+    def connect_checked(
+        _address: tuple[str, int], timeout: float, source: object = None
+    ) -> socket.socket:
+        return socket.create_connection((address, target.port), timeout)
+
+    # The checked address, not a second lookup; TLS still verifies the host name.
+    connection._create_connection = connect_checked  # type: ignore[attr-defined]
+    try:
+        connection.request("POST", target.path, body=body, headers=dict(headers))
+        response = connection.getresponse()
+        detail = response.read(ANSWER_BYTES).decode("utf-8", "replace")
+        status = response.status
+        retry_after = retry_after_seconds(response.getheader("Retry-After"))
+    except (OSError, http.client.HTTPException) as exc:
+        kind = "timed out" if isinstance(exc, TimeoutError | socket.timeout) else "failed"
+        return Outcome(None, f"The request {kind}: {type(exc).__name__}: {exc}"[:500])
+    finally:
+        connection.close()
+    error = "" if 200 <= status < 300 else f"HTTP {status}: {detail.strip()}"[:500]
+    return Outcome(status, error, retry_after)

@@ -84,6 +84,16 @@ def labels_aggregated(votes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame |
     return labels, raters.rename_axis("rater").reset_index().assign(model=name), name
 
 
+def error_bars(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Return matplotlib's 2×N error-bar lengths for intervals [low, high] around ``value``.
+
+    An end an ulp on the wrong side of its estimate (floating-point noise: an interval of
+    zero width) draws as zero, and a missing end draws no bar; matplotlib refuses both.
+    """
+    lengths = np.vstack([np.asarray(value) - low, np.asarray(high) - value])
+    return np.clip(np.nan_to_num(lengths), 0.0, None)
+
+
 def bar_figure(
     table: pd.DataFrame,
     *,
@@ -112,7 +122,7 @@ def bar_figure(
         heights = rows[value].to_numpy(dtype=float)
         if isinstance(error, tuple):
             low, high = (rows[c].to_numpy(dtype=float) for c in error)
-            yerr = np.nan_to_num(np.vstack([heights - low, high - heights]))
+            yerr = error_bars(heights, low, high)
         else:
             yerr = rows[error].fillna(0).to_numpy(dtype=float)
         ax.bar(

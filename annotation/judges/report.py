@@ -41,7 +41,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from scipy import stats
 
-from annotation import agreement
+from annotation import agreement, reports
 
 DECISIVE = ("first", "second")
 HALF = ("both", "neither")
@@ -450,12 +450,13 @@ def agreement_figure(table: pd.DataFrame) -> Figure:
         if table.empty:
             break
         values = table[column].to_numpy(dtype=float)
-        low = values - table[f"{column}_low"].to_numpy(dtype=float)
-        high = table[f"{column}_high"].to_numpy(dtype=float) - values
-        axes.bar(x + (n - 1) * width, values, width, label=name)
-        axes.errorbar(
-            x + (n - 1) * width, values, yerr=np.nan_to_num([low, high]), fmt="none", color="k"
+        errors = reports.error_bars(
+            values,
+            table[f"{column}_low"].to_numpy(dtype=float),
+            table[f"{column}_high"].to_numpy(dtype=float),
         )
+        axes.bar(x + (n - 1) * width, values, width, label=name)
+        axes.errorbar(x + (n - 1) * width, values, yerr=errors, fmt="none", color="k")
     axes.set_xticks(x, labels, fontsize=7)
     axes.axhline(0.0, color="grey", linewidth=0.8)
     axes.set_ylabel("Cohen's kappa")

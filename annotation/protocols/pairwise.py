@@ -407,13 +407,10 @@ def ranking_figure(rankings: list[pd.DataFrame]) -> Figure:
         rows = table.iloc[::-1]
         y = np.arange(len(rows))
         strength = rows["strength"].to_numpy(dtype=float)
-        errors = np.vstack(
-            [
-                strength - rows["ci_low"].to_numpy(dtype=float),
-                rows["ci_high"].to_numpy(dtype=float) - strength,
-            ]
+        errors = reports.error_bars(
+            strength, rows["ci_low"].to_numpy(dtype=float), rows["ci_high"].to_numpy(dtype=float)
         )
-        ax.errorbar(strength, y, xerr=np.nan_to_num(errors), fmt="o", capsize=3)
+        ax.errorbar(strength, y, xerr=errors, fmt="o", capsize=3)
         ax.set_yticks(y, rows["model"])
         ax.axvline(0, color="grey", linewidth=0.5)
         ax.spines[["top", "right"]].set_visible(False)

@@ -8,6 +8,7 @@ import pytest
 
 from annotation.agreement import cohen_kappa, krippendorff_alpha
 from annotation.judges.report import (
+    agreement_figure,
     crowd_consensus,
     judge_report,
     pooled_kappa,
@@ -110,3 +111,13 @@ def test_judges_without_a_crowd_give_a_note_not_an_error():
     report = judge_report(_frame([]), judges, {"i1": ("m",)})
     assert report.notes == ["No crowd answer yet: nothing to compare the judges with."]
 
+
+def test_agreement_figure_draws_zero_width_intervals_an_ulp_off_their_estimate():
+    # CI failed here: κ = -4.4e-16 with its interval's ends an ulp on the wrong side.
+    ulp = np.finfo(float).eps
+    row = {"judge": "j", "question": "q"}
+    for column in ("kappa_majority", "kappa_workers", "kappa_crowd"):
+        row |= {column: -2 * ulp, f"{column}_low": -ulp, f"{column}_high": -3 * ulp}
+    figure = agreement_figure(pd.DataFrame([row]))
+    bars = [c for c in figure.axes[0].containers if hasattr(c, "has_yerr")]
+    assert len(bars) == 3

@@ -153,44 +153,50 @@ def _codes(vals: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
     return uniques[order], rank[codes]
 
 
-def _factorize_labels(flat: np.ndarray) -> tuple[np.ndarray, Any]:
-    """``pd.factorize`` for a 1-D object or NumPy string array; "nan" is missing in the latter.
+def _present_labels(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Return the positions of the present labels of a 1-D object or NumPy string array, their
+    codes and the distinct labels (``pd.factorize``'s order). None and NaN are missing, and
+    "nan" in a string array.
 
     ASCII labels of up to 8 characters (A/B outcomes, emotion names) are factorized as the
-    64-bit integers their bytes make, exactly and without a Python string per value.
+    64-bit integers their bytes make, exactly and without a Python string per value; only the
+    present labels (a crowd's raters x items array is mostly missing) are packed.
     """
-    if flat.dtype.kind not in "US" or flat.dtype.itemsize == 0 or not len(flat):
-        return pd.factorize(flat)
-    unit = np.uint32 if flat.dtype.kind == "U" else np.uint8
-    width = flat.dtype.itemsize // np.dtype(unit).itemsize
-    words = np.ascontiguousarray(flat).view(unit).reshape(len(flat), width)
-    if width <= 8 and int(words.max()) < 128:
-        # "nan" (missing; most of a crowd's raters x items array) is found column by column,
-        # and only the present labels are packed and factorized.
-        missing = np.ones(len(flat), dtype=bool)
-        for j, char in enumerate("nan\0"[:width] if width > 3 else "nan"[:width]):
-            missing &= words[:, j] == ord(char)
-        if width < 3:
-            missing[:] = False
-        present = np.flatnonzero(~missing)
-        packed = np.zeros((len(present), 8), dtype=np.uint8)
-        packed[:, :width] = words[present]
-        found, keys = pd.factorize(packed.view(np.uint64).ravel())
-        codes = np.full(len(flat), -1, dtype=np.intp)
-        codes[present] = found
-        back = np.asarray(keys, dtype=np.uint64).view(np.uint8).reshape(-1, 8)[:, :width]
-        return codes, np.ascontiguousarray(back.astype(unit)).view(flat.dtype).ravel()
-    else:
+    if flat.dtype.kind in "US" and flat.dtype.itemsize and len(flat):
+        unit = np.uint32 if flat.dtype.kind == "U" else np.uint8
+        width = flat.dtype.itemsize // np.dtype(unit).itemsize
+        words = np.ascontiguousarray(flat).view(unit).reshape(len(flat), width)
+        if width <= 8 and int(words.max()) < 128:
+            missing = np.full(len(flat), width >= 3)
+            if width >= 3:
+                for j, char in enumerate("nan\0"[: min(width, 4)]):
+                    missing &= words[:, j] == ord(char)
+            where = np.flatnonzero(~missing)
+            # ASCII: a character is its lowest byte (little- or big-endian alike by view).
+            low = words.astype(np.uint8, copy=False) if unit is np.uint8 else None
+            if low is None:
+                offset = 0 if np.little_endian else 3
+                low = words.view(np.uint8)[:, offset::4]
+            packed = np.zeros((len(where), 8), dtype=np.uint8)
+            packed[:, :width] = low[where]
+            codes, keys = pd.factorize(packed.view(np.uint64).ravel())
+            back = np.asarray(keys, dtype=np.uint64).view(np.uint8).reshape(-1, 8)[:, :width]
+            return where, codes, np.ascontiguousarray(back.astype(unit)).view(flat.dtype).ravel()
+    if flat.dtype.kind in "US":
         codes, uniques = pd.factorize(flat.astype(object))
         uniques = np.asarray(uniques, dtype=flat.dtype)
-    missing = np.flatnonzero(uniques == ("nan" if flat.dtype.kind == "U" else b"nan"))
-    if len(missing):
-        keep = np.ones(len(uniques), dtype=bool)
-        keep[missing] = False
-        renumber = np.cumsum(keep) - 1
-        renumber[missing] = -1
-        codes, uniques = renumber[codes], uniques[keep]
-    return codes, uniques
+        # np.asarray turned NaN into the text "nan" in a string array: it is missing there.
+        missing = np.flatnonzero(uniques == ("nan" if flat.dtype.kind == "U" else b"nan"))
+        if len(missing):
+            keep = np.ones(len(uniques), dtype=bool)
+            keep[missing] = False
+            renumber = np.cumsum(keep) - 1
+            renumber[missing] = -1
+            codes, uniques = renumber[codes], uniques[keep]
+    else:
+        codes, uniques = pd.factorize(flat)
+    where = np.flatnonzero(codes >= 0)
+    return where, codes[where], uniques
 
 
 def _label_counts(
@@ -231,12 +237,9 @@ def _encode(data: Ratings, level: str) -> _Coded:
         if fast is not None:
             return fast
         if arr.dtype.kind in "OUS":
-            # Code the labels once; None and NaN (missing) get code -1, and so does "nan" in a
-            # NumPy string array, where np.asarray has turned NaN into that text.
-            codes, uniques = _factorize_labels(arr.ravel())  # rater-major: no transposed copy
-            present = codes >= 0
-            item = np.flatnonzero(present) % arr.shape[1]
-            labels = _label_counts(item, codes[present], uniques, arr.shape[1], level)
+            # Code the present labels once, rater-major: no transposed copy.
+            where, codes, uniques = _present_labels(arr.ravel())
+            labels = _label_counts(where % arr.shape[1], codes, uniques, arr.shape[1], level)
             if labels is not None:
                 return labels
         item, vals, n_items = _array_values(arr)

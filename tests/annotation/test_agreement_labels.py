@@ -78,7 +78,15 @@ def test_ordinal_alpha_on_numbers_stored_as_objects_uses_their_order():
     )
 
 
-@pytest.mark.parametrize("names", [LABELS, np.array(["a", "b", "both", "neither"]), None])
+@pytest.mark.parametrize(
+    "names",
+    [
+        LABELS,
+        np.array(["a", "b", "both", "neither"]),
+        np.array(["nanny", "nano", "na", "n"]),  # "nan" as a prefix is a label, not missing
+        None,
+    ],
+)
 def test_numpy_string_arrays_take_nan_as_missing_like_the_package(names):
     codes = labelled(seed=7)
     if names is None:  # long or non-ASCII labels take the general path

@@ -176,9 +176,10 @@ def judge_start(
     name = judge_name(endpoint=endpoint, template=request.template, mode=request.mode)
     label = f"{LABEL_PREFIX}{campaign.slug}:{name}"
     with transaction.atomic():
+        # The endpoint's row lock orders concurrent starts: the second sees the first's job.
+        ModelEndpoint.objects.select_for_update().filter(pk=endpoint.pk).exists()
         running = (
-            GenerationJob.objects.select_for_update()
-            .filter(endpoint=endpoint, label=label)
+            GenerationJob.objects.filter(endpoint=endpoint, label=label)
             .exclude(status__in=[GenerationJob.Status.DONE, GenerationJob.Status.FAILED])
             .first()
         )

@@ -91,8 +91,16 @@ def campaign_create(
         raise Conflict(f"A campaign with the slug {slug!r} already exists.") from None
 
 
+@transaction.atomic
 def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
-    """Move a campaign to ``status`` if the lifecycle allows it."""
+    """Move a campaign to ``status`` if the lifecycle allows it from the status it has now.
+
+    The campaign's row lock orders concurrent moves: the second sees the first's status (a
+    finished campaign announced once; a stale copy never reopens one).
+    """
+    campaign.status = Campaign.objects.select_for_update().values_list("status", flat=True).get(
+        pk=campaign.pk
+    )
     current = Campaign.Status(campaign.status)
     try:
         target = Campaign.Status(status)

@@ -242,3 +242,13 @@ def test_campaign_lifecycle_refuses_impossible_moves(db):
         campaign_set_status(campaign=campaign, status="live")
     with pytest.raises(InvalidParameters):
         campaign_set_status(campaign=campaign, status="bogus")
+
+
+def test_a_stale_copy_of_a_finished_campaign_cannot_reopen_it(db):
+    campaign = CampaignFactory(status="live")
+    stale = Campaign.objects.get(pk=campaign.pk)
+    campaign_set_status(campaign=campaign, status="finished")
+    with pytest.raises(Conflict, match="finished campaign cannot become paused"):
+        campaign_set_status(campaign=stale, status="paused")  # it still says live
+    assert stale.status == Campaign.Status.FINISHED
+    assert Campaign.objects.get(pk=campaign.pk).status == Campaign.Status.FINISHED

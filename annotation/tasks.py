@@ -4,7 +4,7 @@ and the bot turns of live chats (the ``inference`` queue)."""
 from celery import shared_task
 
 from annotation.allocation import leases_purge_expired
-from annotation.chat.bot import bot_turn_run
+from annotation.chat.bot import bot_turn_run, ratings_sweep
 from annotation.chat.empathetic import chats_sweep
 from annotation.judges.tasks import judge_job_run  # noqa: F401 (registers the judge task)
 from annotation.payments import publications_sync
@@ -14,8 +14,10 @@ from annotation.steering import plan_refresh
 
 @shared_task(soft_time_limit=120, time_limit=150)
 def assignments_housekeeping() -> dict[str, int]:
-    """Mark idle open assignments abandoned and delete expired leases (idempotent)."""
+    """Finish chats left at their closing ratings, mark idle open assignments abandoned and
+    delete expired leases (idempotent)."""
     return {
+        "unrated_chats_done": ratings_sweep(),
         "abandoned": assignments_abandon_stale(),
         "leases_purged": leases_purge_expired(),
         "chats_ended": chats_sweep(),

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
@@ -423,6 +424,37 @@ def _complete(seat: ChatSeat, dialogue: Dialogue, now: datetime) -> None:
         seat.save(update_fields=["stage"])
         return
     seat_finish(seat, ChatSeat.Stage.DONE, "complete", now)
+
+
+# A worker gone this long from the closing ratings is done without them (the chat is complete
+# and labeled: that is the work paid for). Well under the assignments' abandonment time.
+RATINGS_WAIT_S = 10 * 60
+
+
+def ratings_sweep(*, now: datetime | None = None) -> int:
+    """Finish the seats whose workers left at the closing ratings; return how many.
+
+    A seat in stage ``rating`` not heard from (socket or assignment) for ``RATINGS_WAIT_S``
+    becomes ``done`` with reason ``unrated``: the assignment is submitted, the dialogue keeps
+    no ratings. Run by the housekeeping task before open assignments are abandoned.
+    """
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=RATINGS_WAIT_S)
+    away = Q(last_seen_at__lt=cutoff) | Q(assignment__last_activity_at__lt=cutoff)
+    finished = 0
+    for seat_id in ChatSeat.objects.filter(away, stage=ChatSeat.Stage.RATING).values_list(
+        "pk", flat=True
+    ):
+        with transaction.atomic():
+            seat, _ = _locked(seat_id)
+            seat.refresh_from_db(fields=["stage", "last_seen_at"])
+            if seat.stage != ChatSeat.Stage.RATING or not (
+                (seat.last_seen_at or now) < cutoff or seat.assignment.last_activity_at < cutoff
+            ):
+                continue
+            seat_finish(seat, ChatSeat.Stage.DONE, "unrated", now)
+            finished += 1
+    return finished
 
 
 def end_ratings_submit(

@@ -32,6 +32,7 @@ def _stale_assignment(campaign):
 def test_housekeeping_abandons_idle_assignments_and_purges_leases(campaign):
     assignment = _stale_assignment(campaign)
     assert assignments_housekeeping.apply().get() == {
+        "unrated_chats_done": 0,
         "abandoned": 1,
         "leases_purged": 0,
         "chats_ended": 0,
@@ -39,6 +40,7 @@ def test_housekeeping_abandons_idle_assignments_and_purges_leases(campaign):
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ABANDONED
     assert assignments_housekeeping.apply().get() == {
+        "unrated_chats_done": 0,
         "abandoned": 0,
         "leases_purged": 0,
         "chats_ended": 0,
@@ -76,7 +78,12 @@ def test_housekeeping_runs_on_a_real_worker(campaign):
     )
     try:
         result = assignments_housekeeping.delay()
-        assert result.get(timeout=90) == {"abandoned": 1, "leases_purged": 0, "chats_ended": 0}
+        assert result.get(timeout=90) == {
+            "unrated_chats_done": 0,
+            "abandoned": 1,
+            "leases_purged": 0,
+            "chats_ended": 0,
+        }
     finally:
         worker.terminate()
         worker.wait(timeout=30)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from asgiref.sync import async_to_sync
+from django.utils import timezone
 
+from annotation.chat.bot import RATINGS_WAIT_S, ratings_sweep
 from annotation.exceptions import InvalidParameters
 from annotation.models import ChatSeat, Dialogue
 from annotation.protocols import registry
 from annotation.selectors import campaign_report
+from annotation.tasks import assignments_housekeeping
 from tests.annotation.chat.helpers import Client, ssa_campaign, ws_path
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_eager")]
@@ -126,6 +131,38 @@ def test_a_chat_that_reaches_max_turns_goes_to_the_rating_step_by_itself(generic
     async_to_sync(scenario)()
     assert Dialogue.objects.get(campaign=campaign).status == "complete"
     assert campaign.assignments.get().status == "accepted"  # submitted only once rated
+
+
+def test_a_worker_who_leaves_at_the_rating_step_is_done_unrated_and_submitted(generic_bot):
+    campaign = ssa_campaign(slug="ssa-rate-left", end_ratings=True, min_turns=2, max_turns=5)
+    path = ws_path(campaign, "hal")
+
+    async def scenario():
+        client = Client(path)
+        await client.connect()
+        for n in (1, 2):
+            assert (await client.say(f"Message {n}."))["type"] == "ack"
+            state = await client.state(lambda s: s["needs_label"] is not None)
+            await client.send(type="label", index=state["needs_label"], sensible="no")
+        assert (await client.state(lambda s: s["stage"] != "chatting"))["stage"] == "rating"
+        await client.close()  # and never comes back
+
+    async_to_sync(scenario)()
+    seat = ChatSeat.objects.get()
+    soon = seat.last_seen_at + timedelta(seconds=RATINGS_WAIT_S - 60)
+    assert ratings_sweep(now=soon) == 0 and ChatSeat.objects.get().stage == "rating"
+    # Hours later the housekeeping task runs: the ratings' sweep comes before abandonment.
+    hours = timedelta(hours=3)
+    ChatSeat.objects.update(last_seen_at=seat.last_seen_at - hours)
+    campaign.assignments.update(last_activity_at=timezone.now() - hours)
+    counts = assignments_housekeeping.run()
+    assert counts["unrated_chats_done"] == 1 and counts["abandoned"] == 0
+    seat.refresh_from_db()
+    assert (seat.stage, seat.ended_reason) == ("done", "unrated")
+    assert campaign.assignments.get().status == "submitted"
+    dialogue = Dialogue.objects.get(campaign=campaign)
+    assert dialogue.status == "complete" and "ratings" not in dialogue.metadata
+    assert ratings_sweep() == 0  # once
 
 
 def _stored_ratings(campaign):

@@ -44,6 +44,7 @@ from modelhub.services import endpoint_register
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SERVICES = ("migrate", "web", "worker", "inference", "beat")
+JOB_SUCCEEDED = re.compile(r"Task dashboard\.tasks\.job_run\[[^\]]+\] succeeded")
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -306,7 +307,8 @@ def test_production_stack_runs_a_study_and_a_live_chat_end_to_end(stack, tmp_pat
     )
     assert (status, path) == (200, "/dashboard/")
     files = {}
-    for kind, extra in (("report", {}), ("export", {"format": "csv", "what": "judgments"})):
+    jobs = (("report", {}), ("export", {"format": "csv", "what": "judgments"}))
+    for number, (kind, extra) in enumerate(jobs, start=1):
         form = {"csrfmiddlewaretoken": researcher.cookies["csrftoken"], "kind": kind, **extra}
         status, _, _ = researcher.request("/dashboard/c/deploy-likert/jobs/", form)
         assert status == 200
@@ -319,7 +321,13 @@ def test_production_stack_runs_a_study_and_a_live_chat_end_to_end(stack, tmp_pat
 
         wait_until(finished, 120, f"the {kind} job")
         assert files[job.pk]["status"] == "done", (files[job.pk], processes.log("worker")[-3000:])
-        assert "succeeded" in processes.log("worker")  # it ran on the worker, not eagerly
+        # It ran on the worker, not eagerly; the worker logs it once the task has returned,
+        # a moment after the job was saved done.
+        wait_until(
+            lambda ran=number: len(JOB_SUCCEEDED.findall(processes.log("worker"))) >= ran,
+            30,
+            f"the worker's log of the {kind} job",
+        )
         files[kind] = files[job.pk]["files"]
     csv_url = next(url for url in files["export"] if url.endswith(".csv"))
     status, _, text = researcher.request(csv_url)

@@ -216,12 +216,14 @@ def _campaign(delay: float) -> str:
         name="bench/chat.py",
         protocol="ssa_interactive",
         parameters={"models": [name], "heartbeat_s": 120, "conversations_per_model": 100_000},
-        # Every simulated worker sends from this one address: lift the limits per address.
+        # Every simulated worker sends from this one address: lift the limits per address;
+        # and a timed turn's frames (ping, message, label) come faster than a person's.
         controls={
             "open_links": True,
             "open_arrivals_per_address": 100_000,
             "rate_per_ip": 1_000_000,
             "rate_per_worker": 100_000,
+            "chat_frames_per_second": 1000,
         },
     )
     campaign_set_status(campaign=campaign, status="live")

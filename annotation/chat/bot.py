@@ -84,12 +84,17 @@ def frame_handle(*, seat_id: int, frame: Frame, now: datetime) -> Outcome:
 
 
 def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue]:
-    """Return the seat and its dialogue, the dialogue's row locked."""
-    seat = ChatSeat.objects.select_related("campaign", "worker", "assignment").get(pk=seat_id)
-    if seat.dialogue_id is None:
+    """Return the seat and its dialogue, the dialogue's row locked (one query)."""
+    seat = (
+        ChatSeat.objects.select_related("campaign", "worker", "assignment", "dialogue")
+        .select_for_update(of=("dialogue",))
+        .filter(pk=seat_id, dialogue__isnull=False)  # an inner join: its row can be locked
+        .first()
+    )
+    if seat is None or seat.dialogue is None:
+        ChatSeat.objects.get(pk=seat_id)  # DoesNotExist for a seat that is not there
         raise OutOfTurn("This chat has no conversation.")
-    dialogue = Dialogue.objects.select_for_update().get(pk=seat.dialogue_id)
-    return seat, dialogue
+    return seat, seat.dialogue
 
 
 def bot_turn_enqueue(dialogue_id: int, index: int, attempt: str) -> None:
@@ -99,10 +104,11 @@ def bot_turn_enqueue(dialogue_id: int, index: int, attempt: str) -> None:
     transaction.on_commit(lambda: chat_bot_turn.delay(dialogue_id, index, attempt))
 
 
-def _awaited(dialogue: Dialogue, index: int, attempt: str | None) -> bool:
-    """Tell whether bot turn ``index`` is awaited, by this attempt when one is named: a
-    reply to an attempt that was given up (deadline, failure) and asked again is dropped."""
-    pending = dialogue.metadata.get("pending")
+def _awaited(metadata: dict[str, Any], index: int, attempt: str | None) -> bool:
+    """Tell whether bot turn ``index`` is awaited (by the dialogue's ``metadata``), by this
+    attempt when one is named: a reply to an attempt that was given up (deadline, failure)
+    and asked again is dropped."""
+    pending = metadata.get("pending")
     if not pending or pending.get("index") != index:
         return False
     return attempt is None or pending.get("since") == attempt
@@ -198,16 +204,20 @@ def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) ->
     from modelhub.models import ModelEndpoint
     from modelhub.services import bot_reply
 
-    dialogue = Dialogue.objects.filter(pk=dialogue_id).first()
-    if dialogue is None or not _awaited(dialogue, index, attempt):
-        return {"stored": False, "reason": "not awaited"}
-    seat_id = int(dialogue.metadata["seat"])
-    turns = list(
-        dialogue.utterances.filter(index__lt=index).order_by("index").values_list("text", flat=True)
+    # The turns so far and the dialogue's state in one read (a bot turn has turns before it).
+    rows = list(
+        Utterance.objects.filter(dialogue_id=dialogue_id, index__lt=index)
+        .order_by("index")
+        .values_list("text", "dialogue__metadata")
     )
+    metadata = rows[-1][1] if rows else {}
+    if not _awaited(metadata, index, attempt):
+        return {"stored": False, "reason": "not awaited"}
+    seat_id = int(metadata["seat"])
+    turns = [text for text, _ in rows]
     started = time.perf_counter()
     try:
-        endpoint = ModelEndpoint.objects.get(name=dialogue.metadata["model"])
+        endpoint = ModelEndpoint.objects.get(name=metadata["model"])
         text = bot_reply(endpoint=endpoint, turns=turns).strip()
         if not text:
             raise ValueError("the model returned an empty turn")
@@ -258,7 +268,7 @@ def bot_turn_store(
             .get(pk=dialogue_id)
         )
         assert dialogue.campaign is not None  # a live chat's dialogue is a campaign's
-        if not _awaited(dialogue, index, attempt):
+        if not _awaited(dialogue.metadata, index, attempt):
             return False
         Utterance.objects.create(
             dialogue=dialogue,
@@ -292,7 +302,7 @@ def bot_turn_fail(
     still awaited."""
     with transaction.atomic():
         dialogue = Dialogue.objects.select_for_update().get(pk=dialogue_id)
-        if not _awaited(dialogue, index, attempt):
+        if not _awaited(dialogue.metadata, index, attempt):
             return False
         _flag(dialogue, reason)
         dialogue.metadata = {

@@ -507,7 +507,7 @@ def bot_labels(seat: ChatSeat, dialogue: Dialogue) -> dict[int, dict[str, Any]]:
     """Return the seat's worker's labels of the dialogue's bot turns, by turn index."""
     prefix = f"{dialogue.key}/"
     rows = Judgment.objects.filter(
-        item__campaign_id=seat.campaign_id, item__key__startswith=prefix, worker=seat.worker
+        item__campaign_id=seat.campaign_id, item__key__startswith=prefix, worker_id=seat.worker_id
     ).values_list("item__key", "question", "value")
     labels: dict[int, dict[str, Any]] = {}
     for key, question, value in rows:

@@ -12,7 +12,6 @@ from annotation.models import Campaign, Item
 from annotation.protocols import GoldChecks, registry
 
 
-@transaction.atomic
 def items_add(
     *,
     campaign: Campaign,
@@ -68,5 +67,8 @@ def items_add(
         for k, (p, g, a) in batch.items()
         if k not in existing
     ]
-    Item.objects.bulk_create(new, batch_size=1000)
+    # Everything above raised before writing; the batches are written all or nothing, and
+    # inside a caller's transaction (a bot turn) without a savepoint of their own.
+    with transaction.atomic(savepoint=False):
+        Item.objects.bulk_create(new, batch_size=1000)
     return len(new)

@@ -2,8 +2,8 @@
 
 import os
 
-from celery import Celery
-from celery.signals import worker_init
+from celery import Celery, Task
+from celery.signals import task_prerun, worker_init
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
@@ -50,19 +50,40 @@ app.conf.update(
 app.autodiscover_tasks()
 
 
+# Celery's Django fixup closes every database connection before and after each task (and,
+# in a prefork worker, the whole connection pool) unless told to reuse them for this many
+# tasks: then it closes them once per 2 x this many. `_reuse_database_connections` below
+# checks them before each task instead.
+app.conf.update(CELERY_DB_REUSE_MAX=100_000)
+
+
 @worker_init.connect
 def _keep_database_connections(**kwargs: object) -> None:
-    """Keep a worker's database connection between tasks (health-checked before reuse).
+    """Keep a worker's database connection between tasks (checked before each task).
 
     A worker process runs one task at a time, so one persistent connection per process is
-    safe; opening one per task costs a live chat's bot turn ~10-20 ms (bench/chat.py). A
-    database with a connection pool (PostgreSQL's ``OPTIONS["pool"]``, evalsite/settings.py)
-    already reuses its connections, and Django refuses a persistent connection beside it.
+    safe; opening one per task (or a new pool per task, as Celery's fixup does to a pooled
+    database in a prefork worker) costs a live chat's bot turn several ms (bench/chat.py).
+    The web processes' connection pool (PostgreSQL's ``OPTIONS["pool"]``,
+    evalsite/settings.py) bounds a burst of requests; a worker has no burst, so it takes a
+    persistent connection instead (Django refuses one beside a pool).
     """
     from django.conf import settings
 
     for database in settings.DATABASES.values():
-        pooled = bool(database.get("OPTIONS", {}).get("pool"))
-        if not pooled and not database.get("CONN_MAX_AGE"):
+        database.get("OPTIONS", {}).pop("pool", None)
+        if not database.get("CONN_MAX_AGE"):
             database["CONN_MAX_AGE"] = 300
             database["CONN_HEALTH_CHECKS"] = True
+
+
+@task_prerun.connect
+def _reuse_database_connections(task: Task | None = None, **kwargs: object) -> None:
+    """Before each task on a worker: close a connection that is too old or broken (a
+    restarted database), and check the kept one on its first use, as Django does at each
+    request's start. A task run eagerly (inline, in the caller's transaction) is left alone."""
+    from django.db import close_old_connections
+
+    if task is None or getattr(task.request, "is_eager", False):
+        return
+    close_old_connections()

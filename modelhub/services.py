@@ -7,7 +7,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -173,11 +173,23 @@ def generation_job_start(
     return job
 
 
+# Jobs another app runs with its own task, by the prefix of their label (LLM judges: "judge:").
+_RUNNERS: dict[str, Callable[[int], None]] = {}
+
+
+def job_runner_register(*, label_prefix: str, enqueue: Callable[[int], None]) -> None:
+    """Let another app run the jobs whose label starts with ``label_prefix``: ``enqueue``
+    queues its task for a job id (called when such a job is queued again)."""
+    _RUNNERS[label_prefix] = enqueue
+
+
 def generation_job_enqueue(*, job: GenerationJob) -> None:
-    """Queue the job's task once the current transaction commits."""
+    """Queue the job's task once the current transaction commits: generation's, or that of
+    the app that runs jobs of its label (``job_runner_register``)."""
     from modelhub.tasks import generation_job_run as task
 
-    transaction.on_commit(lambda: task.delay(job.pk))
+    enqueue = next((f for p, f in _RUNNERS.items() if job.label.startswith(p)), task.delay)
+    transaction.on_commit(lambda: enqueue(job.pk))
 
 
 def generation_job_retry(*, job: GenerationJob) -> None:

@@ -193,11 +193,13 @@ def judge_start(
             total=len(examples),
             batch_size=batch_size,
         )
-        transaction.on_commit(lambda: _enqueue(job.pk))
+        transaction.on_commit(lambda: judge_job_enqueue(job.pk))
     return job
 
 
-def _enqueue(job_id: int) -> None:
+def judge_job_enqueue(job_id: int) -> None:
+    """Queue a judge job's task (modelhub's ``generation_job_retry`` comes here for a judge's
+    job: ``annotation.apps`` registers it for the label prefix)."""
     from annotation.judges.tasks import QUEUE
     from annotation.judges.tasks import judge_job_run as task
 

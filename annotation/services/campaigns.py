@@ -98,8 +98,8 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
     The campaign's row lock orders concurrent moves: the second sees the first's status (a
     finished campaign announced once; a stale copy never reopens one).
     """
-    campaign.status = Campaign.objects.select_for_update().values_list("status", flat=True).get(
-        pk=campaign.pk
+    campaign.status = (
+        Campaign.objects.select_for_update().values_list("status", flat=True).get(pk=campaign.pk)
     )
     current = Campaign.Status(campaign.status)
     try:

@@ -18,7 +18,7 @@ pytestmark = [postgres_only(), pytest.mark.django_db(transaction=True)]
 def test_concurrent_starts_of_one_judge_make_one_job(
     likert_campaign, judge_endpoint, monkeypatch
 ) -> None:
-    monkeypatch.setattr(services, "_enqueue", lambda job_id: None)  # the job only is counted
+    monkeypatch.setattr(services, "judge_job_enqueue", lambda job_id: None)  # counted, not run
     barrier = threading.Barrier(6)
     jobs: list[int] = []
 

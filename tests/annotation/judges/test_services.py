@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from annotation.exceptions import InvalidParameters
 from annotation.judges import services
@@ -217,7 +218,7 @@ def test_live_chat_campaigns_are_refused(db, judge_endpoint):
 def test_a_batch_slice_stops_and_the_next_run_goes_on_where_it_stopped(
     likert_campaign, judge_endpoint, fake_judge, monkeypatch
 ):
-    monkeypatch.setattr(services, "_enqueue", lambda job_id: None)
+    monkeypatch.setattr(services, "judge_job_enqueue", lambda job_id: None)
     job = judge_start(campaign=likert_campaign, endpoint=judge_endpoint, batch_size=10)
     following = services.judge_job_run(job_id=job.pk, budget_s=0.0)
     assert following == 10
@@ -227,6 +228,22 @@ def test_a_batch_slice_stops_and_the_next_run_goes_on_where_it_stopped(
     assert services.judge_job_run(job_id=job.pk, start=following) is None
     job.refresh_from_db()
     assert job.status == GenerationJob.Status.DONE and _model_judgments().count() == 3 * 36
+
+
+def test_a_judge_job_queued_again_from_the_admin_runs_the_judge_not_a_generation(
+    likert_campaign, judge_endpoint, fake_judge, admin_client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):  # started, its task never ran
+        job = judge_start(campaign=likert_campaign, endpoint=judge_endpoint)
+    GenerationJob.objects.filter(pk=job.pk).update(status=GenerationJob.Status.FAILED)
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            reverse("admin:modelhub_generationjob_changelist"),
+            {"action": "retry", "_selected_action": [job.pk]},
+        )
+    job.refresh_from_db()
+    assert job.status == GenerationJob.Status.DONE and job.done == 36
+    assert _model_judgments().count() == 3 * 36  # judged: a generation job stores none
 
 
 def test_one_order_per_item_is_one_rater_shown_orders_as_workers_are(

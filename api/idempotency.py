@@ -4,7 +4,8 @@ Only the request that inserts the (user, key) row acts; the row is committed bef
 action starts, so a concurrent replay meets the unique constraint, waits for the first
 request's answer and returns it; nothing is spent twice. The answer is stored whatever its
 status (a refusal too: send a new key to try again after fixing the cause), except an
-unexpected server error, which deletes the row so the same key may retry.
+unexpected server error, which deletes the row so the same key may retry. Keys are kept for
+``KEEP_SECONDS`` (a day, as Stripe keeps them); the API's housekeeping forgets older ones.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import hashlib
 import re
 import time
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, JsonResponse
+from django.utils import timezone
 
 from annotation.exceptions import AnnotationError
 from api.errors import ApiError, error_body
@@ -27,6 +30,8 @@ _KEY = re.compile(KEY_PATTERN)
 # How long a replay waits for the first request's answer before answering 409.
 WAIT_SECONDS = 30.0
 POLL_SECONDS = 0.05
+# How long a key is remembered: a retry within a day replays; later, the key is new again.
+KEEP_SECONDS = 24 * 60 * 60
 
 Action = Callable[[], tuple[int, dict[str, Any]]]
 
@@ -99,3 +104,13 @@ def _run(action: Action) -> tuple[int, dict[str, Any]]:
         return exc.status_code, error_body(exc.status_code, exc.message, field=field)
     except ApiError as exc:
         return exc.status, error_body(exc.status, exc.message, code=exc.code, field=exc.field)
+
+
+def idempotency_keys_expire(*, now: datetime | None = None) -> int:
+    """Forget the keys older than ``KEEP_SECONDS``; return how many (the API's housekeeping).
+
+    Also ends a key whose request died before answering (its row would answer 409 forever).
+    """
+    cutoff = (now or timezone.now()) - timedelta(seconds=KEEP_SECONDS)
+    deleted, _ = IdempotencyKey.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

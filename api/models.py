@@ -60,6 +60,7 @@ class IdempotencyKey(models.Model):
                 name="api_idempotency_status",
             ),
         ]
+        indexes = [models.Index(fields=["created_at"], name="api_idempotency_created")]
 
     def __str__(self) -> str:
         return f"{self.key} of {self.user_id}"

@@ -45,6 +45,8 @@ app.conf.update(
         "dashboard-jobs-expire": {"task": "dashboard.tasks.jobs_expire", "schedule": 300.0},
         # Webhook retries that are due, and first sends whose queueing failed (docs/api.md).
         "webhooks-due": {"task": "webhooks.tasks.webhooks_due", "schedule": 60.0},
+        # API idempotency keys are remembered for a day (docs/api.md).
+        "api-housekeeping": {"task": "api.tasks.api_housekeeping", "schedule": 3600.0},
     },
 )
 app.autodiscover_tasks()

@@ -39,9 +39,12 @@ Format = Literal["csv", "jsonl", "parquet"]
 FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet")
 
 
-def judgments_export_frame(campaign: Campaign, *, include_flagged: bool = False) -> pd.DataFrame:
-    """Return the campaign's judgments joined with their items, workers by pseudonym only."""
-    judgments = campaign_judgments_frame(campaign, include_flagged=include_flagged)
+def judgments_export_frame(
+    campaign: Campaign, *, include_flagged: bool = False, judges: bool = False
+) -> pd.DataFrame:
+    """Return the campaign's judgments joined with their items, workers by pseudonym only;
+    with ``judges``, its LLM judges' instead, each by its name."""
+    judgments = campaign_judgments_frame(campaign, include_flagged=include_flagged, judges=judges)
     items = campaign_items_frame(campaign)
     frame = judgments.merge(items, on="item", how="left")
     frame.insert(0, "campaign", campaign.slug)
@@ -175,20 +178,23 @@ def judgments_export(
     fmt: Format,
     *,
     include_flagged: bool = False,
+    judges: bool = False,
     chunk_rows: int = CHUNK_ROWS,
 ) -> int:
     """Stream the campaign's judgments (``judgments_export_frame``'s rows) to ``path`` as CSV,
-    JSONL or Parquet in bounded memory; return the number of rows written."""
+    JSONL or Parquet in bounded memory; return the number of rows written. With ``judges``,
+    the LLM judges' judgments instead of the crowd's."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     chunks = campaign_judgments_chunks(
-        campaign, include_flagged=include_flagged, chunk_rows=chunk_rows
+        campaign, include_flagged=include_flagged, judges=judges, chunk_rows=chunk_rows
     )
     first = next(chunks, None)
     if first is None:  # no rows: the in-memory frame is empty, and its file is the reference
-        frame_write(judgments_export_frame(campaign, include_flagged=include_flagged), path, fmt)
+        frame = judgments_export_frame(campaign, include_flagged=include_flagged, judges=judges)
+        frame_write(frame, path, fmt)
         return 0
-    judgments, _ = campaign_judgments(campaign, include_flagged=include_flagged)
+    judgments, _ = campaign_judgments(campaign, include_flagged=include_flagged, judges=judges)
     items = Item.objects.filter(campaign=campaign, gold__isnull=True)
     columns = {
         "value": _Column.of(json_kinds(judgments, "value"), fmt),

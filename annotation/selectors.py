@@ -73,21 +73,27 @@ def model_raters(campaign: Campaign) -> set[int]:
     )
 
 
-def campaign_judgments_frame(campaign: Campaign, *, include_flagged: bool = False) -> pd.DataFrame:
+def campaign_judgments_frame(
+    campaign: Campaign, *, include_flagged: bool = False, judges: bool = False
+) -> pd.DataFrame:
     """Return the crowd's judgments on non-gold items, one row each, with the JUDGMENT_COLUMNS.
 
     Workers appear only by pseudonym (``rater``). Judgments of soft-blocked workers are
     ``flagged`` and left out unless ``include_flagged``; model raters' (LLM judges) always.
+    With ``judges``, the LLM judges' judgments instead, ``rater`` the judge's name.
     """
     blocked = Participation.objects.filter(campaign=campaign, soft_blocked=True).values("worker")
+    judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+    models = model_raters(campaign)
+    judgments = (
+        judgments.filter(worker__in=models) if judges else judgments.exclude(worker__in=models)
+    )
     rows = (
-        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
-        .exclude(worker__in=model_raters(campaign))
-        .annotate(flagged=Exists(blocked.filter(worker=OuterRef("worker"))))
+        judgments.annotate(flagged=Exists(blocked.filter(worker=OuterRef("worker"))))
         .order_by("pk")
         .values_list(
             "item__key",
-            "worker__pseudonym",
+            _rater(judges),
             "question",
             "value",
             "presentation",
@@ -105,17 +111,25 @@ def campaign_judgments_frame(campaign: Campaign, *, include_flagged: bool = Fals
 CHUNK_ROWS = 20_000
 
 
+def _rater(judges: bool) -> str:
+    """The column a rater is named by: a worker's pseudonym, an LLM judge's own name."""
+    return "worker__external_id" if judges else "worker__pseudonym"
+
+
 def campaign_judgments(
-    campaign: Campaign, *, include_flagged: bool = False
+    campaign: Campaign, *, include_flagged: bool = False, judges: bool = False
 ) -> tuple[QuerySet[Judgment], set[int]]:
     """Return the crowd's non-gold judgments (soft-blocked workers' left out unless
-    ``include_flagged``, model raters' always) and the ids of its soft-blocked workers."""
+    ``include_flagged``, model raters' always) and the ids of its soft-blocked workers; with
+    ``judges``, the LLM judges' non-gold judgments (none of them blocked) instead."""
+    judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+    if judges:
+        return judgments.filter(worker__in=model_raters(campaign)), set()
     blocked = set(
         Participation.objects.filter(campaign=campaign, soft_blocked=True).values_list(
             "worker", flat=True
         )
     )
-    judgments = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
     if not include_flagged and blocked:
         judgments = judgments.exclude(worker__in=blocked)
     models = model_raters(campaign)
@@ -146,7 +160,11 @@ def _chunks(rows: Iterable[T], size: int) -> Iterator[list[T]]:
 
 
 def campaign_judgments_chunks(
-    campaign: Campaign, *, include_flagged: bool = False, chunk_rows: int = CHUNK_ROWS
+    campaign: Campaign,
+    *,
+    include_flagged: bool = False,
+    judges: bool = False,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> Iterator[list[tuple[Any, ...]]]:
     """Yield the judgments of ``campaign_judgments_frame`` in primary-key order, in lists of at
     most ``chunk_rows`` tuples: the JUDGMENT_COLUMNS, then the item's ``payload``, with
@@ -158,7 +176,9 @@ def campaign_judgments_chunks(
     text and each distinct text of a chunk is decoded once (an item's payload, a choice
     repeated on every row): equal values of a chunk are one object.
     """
-    judgments, blocked = campaign_judgments(campaign, include_flagged=include_flagged)
+    judgments, blocked = campaign_judgments(
+        campaign, include_flagged=include_flagged, judges=judges
+    )
     on_postgresql = connections[judgments.db].vendor == "postgresql"
     created: Any = UTCText("created_at") if on_postgresql else F("created_at")
     per_query = min(chunk_rows, (connections[judgments.db].features.max_query_params or 65_000) - 1)
@@ -167,7 +187,7 @@ def campaign_judgments_chunks(
         .values_list(
             "item_id",
             "item__key",
-            "worker__pseudonym",
+            _rater(judges),
             "question",
             Cast("value", TextField()),
             Cast("presentation", TextField()),

@@ -165,6 +165,9 @@ class ExportIn(Body):
     what: Literal["judgments", "dialogues"] = "judgments"
     format: str = Field(max_length=16, description="judgments: csv, jsonl, parquet; dialogues: …")
     include_flagged: bool = False
+    judges: bool = Field(
+        default=False, description="The LLM judges' judgments instead of the crowd's (judgments)."
+    )
     by_author: bool = False
 
 

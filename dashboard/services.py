@@ -84,6 +84,7 @@ def job_start(
             "what": what,
             "format": fmt,
             "include_flagged": bool(options.get("include_flagged")),
+            "judges": what == "judgments" and bool(options.get("judges")),
             "by_author": what == "dialogues" and bool(options.get("by_author")),
         }
     elif kind != Job.Kind.REPORT:
@@ -316,12 +317,14 @@ def _export_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[st
         )
         return {"rows": sum(n for _, n in written)}, [path.name for path, _ in written]
     progress(0.2, f"Writing judgments as {fmt}…")
-    name = f"{campaign.slug}_judgments.{fmt}"
+    judges = job.options.get("judges", False)
+    name = f"{campaign.slug}_{'judge_' if judges else ''}judgments.{fmt}"
     rows = exports.judgments_export(  # streamed in chunks: bounded memory
         campaign,
         job.directory / name,
         fmt,
         include_flagged=job.options.get("include_flagged", False),
+        judges=judges,
     )
     return {"rows": rows}, [name]
 

@@ -94,6 +94,7 @@ def job_create(request: HttpRequest, slug: str) -> HttpResponse:
         "what": request.POST.get("what", "judgments"),
         "format": request.POST.get("format", ""),
         "include_flagged": request.POST.get("include_flagged") == "on",
+        "judges": request.POST.get("judges") == "on",
         "by_author": request.POST.get("by_author") == "on",
     }
     try:

@@ -19,7 +19,7 @@ class Command(BaseCommand):
         "item's payload) as CSV, JSONL or Parquet; or, with --dialogues or --dataset, "
         "dialogues with their labels as CSV, JSONL, Parquet or ParlAI's format "
         "(docs/datasets.md). Workers appear only by pseudonym; gold checks are left out, and "
-        "so are soft-blocked workers unless --include-flagged."
+        "so are soft-blocked workers unless --include-flagged, and LLM judges unless --judges."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -39,6 +39,12 @@ class Command(BaseCommand):
             "--include-flagged",
             action="store_true",
             help="Also export soft-blocked workers' judgments (column 'flagged' marks them).",
+        )
+        parser.add_argument(
+            "--judges",
+            action="store_true",
+            help="Export the LLM judges' judgments (docs/judges.md) instead of the crowd's; "
+            "column 'rater' names the judge (<model>@<template version>:<mode>).",
         )
         parser.add_argument(
             "--dialogues",
@@ -71,6 +77,8 @@ class Command(BaseCommand):
         campaign = Campaign.objects.filter(slug=options["campaign"]).first()
         if campaign is None:
             raise CommandError(f"No campaign {options['campaign']!r}.")
+        if options["dialogues"] and options["judges"]:
+            raise CommandError("--judges exports judgments, not dialogues.")
         if options["dialogues"]:
             self._dialogues(campaign_dialogue_records(campaign), campaign.slug, options)
             return
@@ -78,11 +86,18 @@ class Command(BaseCommand):
             raise CommandError("--split-by-author applies to dialogues (--dialogues, --dataset).")
         if fmt not in FORMATS:
             raise CommandError(f"Judgments export as {', '.join(FORMATS)}; {fmt} is for dialogues.")
-        out = options["out"] or (settings.DATA_DIR / "exports" / f"{campaign.slug}-judgments.{fmt}")
+        what = "judge-judgments" if options["judges"] else "judgments"
+        out = options["out"] or (settings.DATA_DIR / "exports" / f"{campaign.slug}-{what}.{fmt}")
         if out.is_dir():
             raise CommandError(f"{out} is a folder; give a file name.")
         try:  # streamed in chunks: memory does not grow with the campaign
-            rows = judgments_export(campaign, out, fmt, include_flagged=options["include_flagged"])
+            rows = judgments_export(
+                campaign,
+                out,
+                fmt,
+                include_flagged=options["include_flagged"],
+                judges=options["judges"],
+            )
         except OSError as exc:
             raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
         self.stdout.write(f"wrote {rows} judgments to {out}")

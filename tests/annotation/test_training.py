@@ -4,7 +4,6 @@ campaigns; bad input; a double send under concurrency on PostgreSQL."""
 
 import io
 import json
-import threading
 from urllib.parse import urlencode
 
 import pytest
@@ -30,6 +29,7 @@ from annotation.selectors import training_summary
 from annotation.services import training_answer, training_items_add
 from annotation.study_pages import study_clean
 from tests.annotation.chat.helpers import ed_campaign
+from tests.concurrency import at_once
 from tests.factories import CampaignFactory, ItemFactory
 
 PROLIFIC = {"PROLIFIC_PID": "p1", "STUDY_ID": "s1", "SESSION_ID": "sess1"}
@@ -285,24 +285,13 @@ def test_concurrent_sends_of_one_answer_store_it_once():
     campaign = ssa_campaign(User.objects.create_user("ada"))
     one = items(campaign)[0]
     arrival = Arrival(provider="local", worker_id="w-race")
-    errors: list[Exception] = []
-    barrier = threading.Barrier(8)
-
-    def send() -> None:
-        try:
-            barrier.wait()
-            training_answer(campaign=campaign, arrival=arrival, item_id=one.pk, answers=RIGHT[0])
-        except Exception as exc:  # noqa: BLE001 - collected for the assertion
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=send) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    outcomes = at_once(
+        lambda: training_answer(
+            campaign=campaign, arrival=arrival, item_id=one.pk, answers=RIGHT[0]
+        ),
+        8,
+    )
+    assert [o for o in outcomes if isinstance(o, Exception)] == []
     attempt = TrainingAttempt.objects.get()
     assert (attempt.number, attempt.answered, attempt.correct) == (1, 1, 1)
     assert TrainingAnswer.objects.count() == 1

@@ -1,16 +1,15 @@
 """Reports, exports and worker actions through the API; idempotency keys on spending."""
 
-import threading
 import time
 
 import pytest
-from django.db import connection
 
 from annotation.models import Assignment, AuditLog, Payment, Worker
 from api.models import IdempotencyKey
 from dashboard import services
 from dashboard.models import Job
 from tests.api.conftest import ApiClient, error_of
+from tests.concurrency import at_once
 from tests.conftest import postgres_only
 
 
@@ -135,23 +134,13 @@ def test_concurrent_bonuses_with_one_idempotency_key_pay_once(key, filled, monke
     monkeypatch.setattr("api.workers.services.worker_act", counted)
     path = f"/campaigns/{filled.slug}/workers/{worker.pseudonym}/bonus"
     body = {"amount": "0.25", "reason": "Thanks."}
-    barrier, answers = threading.Barrier(8), []
 
-    def send() -> None:
-        try:
-            client = ApiClient(key)
-            barrier.wait()
-            response = client.post(path, body, **{"Idempotency-Key": "same"})
-            replayed = response.get("Idempotent-Replayed") == "true"
-            answers.append((response.status_code, response.json(), replayed))
-        finally:
-            connection.close()
+    def send() -> tuple[int, dict, bool]:
+        response = ApiClient(key).post(path, body, **{"Idempotency-Key": "same"})
+        replayed = response.get("Idempotent-Replayed") == "true"
+        return response.status_code, response.json(), replayed
 
-    threads = [threading.Thread(target=send) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    answers = at_once(send, 8)
     assert calls == ["bonus"]
     assert len(answers) == 8 and len({(a[0], str(a[1])) for a in answers}) == 1, answers
     assert answers[0][0] == 200 and sum(a[2] for a in answers) == 7

@@ -127,6 +127,7 @@ class AcuteProtocol(Simulated, ModelPairs):
     """Choose, for each question, the better of two speakers in two whole conversations."""
 
     name = "acute"
+    text_questions = (REASON,)
     title = "ACUTE-Eval: two conversations compared"
     template_name = "annotation/protocols/acute.html"
     default_redundancy = 3

@@ -81,6 +81,9 @@ class Protocol(ABC):
     # Parameter name → why its default is what it is (the PROTOCOLS.md section or paper it
     # comes from); the launch wizard shows it beside each pre-filled value.
     parameter_help: ClassVar[dict[str, str]] = {}
+    # Questions answered in the worker's own words (ACUTE-Eval's reason): erased, as their
+    # chat turns are, when the worker is forgotten (``services.worker_forget``).
+    text_questions: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def default_parameters(self) -> dict[str, Any]:

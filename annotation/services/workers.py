@@ -22,8 +22,10 @@ from annotation.models import (
     Assignment,
     AuditLog,
     Campaign,
+    ChatSeat,
     Dialogue,
     Item,
+    Judgment,
     Lease,
     Payment,
     Situation,
@@ -31,6 +33,7 @@ from annotation.models import (
     Worker,
     WorkerBlock,
 )
+from annotation.protocols import registry
 from annotation.quality import worker_soft_block
 from annotation.services.assignments import assignment_set_status
 
@@ -112,7 +115,9 @@ def worker_forget(*, worker: Worker, actor: str, campaign: Campaign | None = Non
 
 def _texts_scrub(worker: Worker) -> int:
     """Replace the worker's situations and utterances, and their quotes in item payloads of
-    the dialogues they wrote in, with ``WITHDRAWN``; return how many texts were replaced."""
+    the dialogues they wrote in, their answers in their own words (a protocol's
+    ``text_questions``) and the comment of their closing ratings of a chat, with
+    ``WITHDRAWN``; return how many texts were replaced."""
     utterances = Utterance.objects.filter(worker=worker)
     situations = Situation.objects.filter(worker=worker)
     texts = set(utterances.values_list("text", flat=True)) | set(
@@ -124,6 +129,7 @@ def _texts_scrub(worker: Worker) -> int:
     ) | set(Dialogue.objects.filter(situation__worker=worker).values_list("key", flat=True))
     count = utterances.exclude(text=WITHDRAWN).update(text=WITHDRAWN, signals={})
     count += situations.exclude(text=WITHDRAWN).update(text=WITHDRAWN, signals={}, author="")
+    count += _answers_scrub(worker)
     if texts and keys:
         # Chat turns become items (a bot turn's context, human SSA's turns): the payload
         # names its conversation as ``example``.
@@ -131,6 +137,30 @@ def _texts_scrub(worker: Worker) -> int:
             payload = _scrubbed(item.payload, texts)
             if payload != item.payload:
                 Item.objects.filter(pk=item.pk).update(payload=payload)
+    return count
+
+
+def _answers_scrub(worker: Worker) -> int:
+    """Erase the worker's written answers: text questions' judgments, closing comments."""
+    count = 0
+    campaigns = Campaign.objects.filter(items__judgments__worker=worker).distinct()
+    for campaign_id, protocol in campaigns.values_list("pk", "protocol"):
+        questions = registry.get(protocol).text_questions
+        if questions:
+            count += (
+                Judgment.objects.filter(
+                    worker=worker, item__campaign_id=campaign_id, question__in=questions
+                )
+                .exclude(value=WITHDRAWN)
+                .update(value=WITHDRAWN)
+            )
+    seats = ChatSeat.objects.filter(worker=worker, dialogue__isnull=False)
+    for dialogue in Dialogue.objects.filter(pk__in=seats.values("dialogue")).order_by("pk"):
+        ratings = dialogue.metadata.get("ratings")
+        if isinstance(ratings, dict) and ratings.get("comment") not in (None, "", WITHDRAWN):
+            dialogue.metadata = {**dialogue.metadata, "ratings": {**ratings, "comment": WITHDRAWN}}
+            dialogue.save(update_fields=["metadata"])
+            count += 1
     return count
 
 

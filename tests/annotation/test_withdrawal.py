@@ -16,6 +16,7 @@ from annotation.exports import judgments_export
 from annotation.models import (
     AuditLog,
     Campaign,
+    ChatSeat,
     Dialogue,
     Item,
     Judgment,
@@ -33,7 +34,13 @@ from annotation.services import (
     judgment_submit,
     worker_forget,
 )
-from tests.factories import CampaignFactory, ItemFactory, WorkerFactory
+from tests.factories import (
+    AssignmentFactory,
+    CampaignFactory,
+    ItemFactory,
+    JudgmentFactory,
+    WorkerFactory,
+)
 
 ANSWERS = {"empathy": "4", "relevance": "3", "fluency": "5"}
 SECRET_ID = "EXT-SECRET-4711"
@@ -315,3 +322,38 @@ def test_the_dashboard_action_forgets_a_worker(db):
     assert worker_act(**act) == f"{worker.pseudonym} was already forgotten."
     assert not Worker.objects.filter(external_id=SECRET_ID).exists()
     assert AuditLog.objects.get(action="forget").actor == "ada"
+
+
+def test_answers_in_the_workers_own_words_are_erased_too(db):
+    """ACUTE-Eval's written reasons and interactive SSA's closing comment (their own words)."""
+    acute = CampaignFactory(protocol="acute", withdrawal="keep")
+    choice = JudgmentFactory(assignment__campaign=acute, question="engaging", value="first")
+    worker = choice.worker
+    reason = JudgmentFactory(
+        assignment=choice.assignment, item=choice.item, question="reason", value="I am Ann Lee."
+    )
+    other = JudgmentFactory(assignment__campaign=acute, question="reason", value="Someone else's.")
+    chat = CampaignFactory(protocol="ssa_interactive")
+    dialogue = Dialogue.objects.create(
+        campaign=chat,
+        key="ssa-9",
+        metadata={"ratings": {"values": {"engaging": 4}, "comment": "Mail me: ann@x.org"}},
+    )
+    ChatSeat.objects.create(
+        assignment=AssignmentFactory(campaign=chat, worker=worker),
+        campaign=chat,
+        worker=worker,
+        stage="done",
+        dialogue=dialogue,
+    )
+
+    done = worker_forget(worker=worker, actor="tester")
+
+    assert done.texts == 2
+    for row in (reason, choice, other):
+        row.refresh_from_db()
+    assert reason.value == WITHDRAWN and choice.value == "first"  # the choice is kept
+    assert other.value == "Someone else's."
+    dialogue.refresh_from_db()
+    assert dialogue.metadata["ratings"] == {"values": {"engaging": 4}, "comment": WITHDRAWN}
+    assert worker_forget(worker=worker, actor="tester").already

@@ -7,8 +7,9 @@ from typing import Any
 
 from django.http import FileResponse, HttpRequest
 from django.urls import reverse
-from ninja import Path, Router, Status
+from ninja import Path, Query, Router, Status
 
+from annotation.aggregation import Aggregate
 from annotation.models import Campaign
 from api.access import campaign_of, user_of
 from api.errors import CLIENT_ERRORS, ApiError, ErrorOut
@@ -58,10 +59,21 @@ def _started(request: HttpRequest, job: Job) -> Status[dict[str, Any]]:
 
 
 @router.post("/{slug}/reports", response={202: JobOut, CLIENT_ERRORS: ErrorOut})
-def report_start(request: HttpRequest, slug: str = Slug) -> Status[dict[str, Any]]:
+def report_start(
+    request: HttpRequest,
+    slug: str = Slug,
+    aggregate: Aggregate = Query(  # noqa: B008 (ninja's parameter declaration)
+        "majority", description="How an item's labels are combined: majority, ds, mace."
+    ),
+) -> Status[dict[str, Any]]:
     """Queue a report build; poll ``jobs/{id}``, then read ``reports/latest``."""
     campaign = campaign_of(request, slug)
-    job = services.job_start(campaign=campaign, kind=Job.Kind.REPORT, user=user_of(request))
+    job = services.job_start(
+        campaign=campaign,
+        kind=Job.Kind.REPORT,
+        options={"aggregate": aggregate},
+        user=user_of(request),
+    )
     return _started(request, job)
 
 

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation import exports
+from annotation.aggregation import AGGREGATES
 from annotation.datasets import SUFFIXES, WRITERS
 from annotation.datasets.selectors import campaign_dialogue_records
 from annotation.datasets.services import records_export
@@ -44,6 +45,7 @@ from annotation.quality import worker_quality, worker_soft_block
 from annotation.reports import report_write
 from annotation.selectors import campaign_report
 from annotation.services import assignment_set_status, worker_forget
+from annotation.uncertainty import report_options_set
 from dashboard.models import Job
 from webhooks import events as webhook_events
 
@@ -87,7 +89,14 @@ def job_start(
             "judges": what == "judgments" and bool(options.get("judges")),
             "by_author": what == "dialogues" and bool(options.get("by_author")),
         }
-    elif kind != Job.Kind.REPORT:
+    elif kind == Job.Kind.REPORT:
+        aggregate = options.get("aggregate") or "majority"
+        if aggregate not in AGGREGATES:
+            raise InvalidParameters(
+                f"Aggregate labels by {', '.join(AGGREGATES)}, not {str(aggregate)[:20]!r}."
+            )
+        options = {"aggregate": aggregate}
+    else:
         raise InvalidParameters(f"Unknown job kind {kind!r}.")
     job = Job.objects.create(
         campaign=campaign,
@@ -247,7 +256,8 @@ def _report_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[st
         .count()
     )
     progress(0.1, f"Aggregating {judgments} judgments…")
-    report = campaign_report(campaign)
+    with report_options_set(aggregate=job.options.get("aggregate", "majority")):
+        report = campaign_report(campaign)
     progress(0.6, "Worker quality…")
     quality = _with_writing_signals(worker_quality(campaign), campaign)
     progress(0.8, "Writing tables and figures…")

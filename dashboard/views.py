@@ -10,6 +10,7 @@ import csv
 import mimetypes
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.contrib import messages
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
@@ -17,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation.aggregation import AGGREGATE_NAMES
 from annotation.campaign_settings import BONUS
 from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.models import Campaign
@@ -54,6 +56,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
             snapshot, limit=None if request.GET.get("workers") == "all" else 50
         ),
         "exports": services.EXPORTS,
+        "aggregates": list(AGGREGATE_NAMES.items()),
         "actions": services.WORKER_ACTIONS,
         "bonus_max": BONUS.high,
         "tables": selectors.report_tables(snapshot),
@@ -90,20 +93,17 @@ def campaign_spotcheck(request: HttpRequest, slug: str) -> HttpResponse:
 def job_create(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = campaign_for(request.user, slug)
     kind = request.POST.get("kind", "")
-    options = {
-        "what": request.POST.get("what", "judgments"),
-        "format": request.POST.get("format", ""),
-        "include_flagged": request.POST.get("include_flagged") == "on",
-        "judges": request.POST.get("judges") == "on",
-        "by_author": request.POST.get("by_author") == "on",
-    }
+    options: dict[str, Any] = {"aggregate": request.POST.get("aggregate", "majority")}
+    if kind == Job.Kind.EXPORT:
+        options = {
+            "what": request.POST.get("what", "judgments"),
+            "format": request.POST.get("format", ""),
+            "include_flagged": request.POST.get("include_flagged") == "on",
+            "judges": request.POST.get("judges") == "on",
+            "by_author": request.POST.get("by_author") == "on",
+        }
     try:
-        job = services.job_start(
-            campaign=campaign,
-            kind=kind,
-            options=options if kind == Job.Kind.EXPORT else {},
-            user=request.user,
-        )
+        job = services.job_start(campaign=campaign, kind=kind, options=options, user=request.user)
     except AnnotationError as exc:
         messages.error(request, str(exc))
     else:

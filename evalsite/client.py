@@ -178,8 +178,9 @@ class Client:
             raise RuntimeError(f"Job {status['id']} failed: {status['error']}")
         return status
 
-    def report_build(self, slug: str) -> dict:
-        return self._call("POST", f"/campaigns/{slug}/reports")
+    def report_build(self, slug: str, *, aggregate: str = "majority") -> dict:
+        """Queue a report; ``aggregate`` combines an item's labels: majority, ds or mace."""
+        return self._call("POST", f"/campaigns/{slug}/reports", params={"aggregate": aggregate})
 
     def report(self, slug: str) -> dict:
         """The latest report: tables (``columns``, ``rows``), figure URLs, notes."""

@@ -20,6 +20,28 @@ def _finished(job: dict) -> dict:
     return job
 
 
+def test_a_report_job_combines_labels_as_asked(api, filled, monkeypatch) -> None:
+    from annotation.uncertainty import report_options
+
+    seen = []
+    real = services.campaign_report
+
+    def spy(campaign):
+        seen.append(report_options().aggregate)  # what the report is built with
+        return real(campaign)
+
+    monkeypatch.setattr(services, "campaign_report", spy)
+    for asked, used in (("?aggregate=ds", "ds"), ("?aggregate=mace", "mace"), ("", "majority")):
+        job = _finished(api.post(f"/campaigns/{filled.slug}/reports{asked}").json())
+        assert Job.objects.get(pk=job["id"]).options == {"aggregate": used}
+    assert seen == ["ds", "mace", "majority"]
+    refused = api.post(f"/campaigns/{filled.slug}/reports?aggregate=vote")
+    assert refused.status_code == 422 and error_of(refused)["field"]
+    with pytest.raises(services.InvalidParameters, match="not 'vote'"):
+        services.job_start(campaign=filled, kind=Job.Kind.REPORT, options={"aggregate": "vote"})
+    assert not Job.objects.filter(options__aggregate="vote").exists()
+
+
 def test_a_report_job_then_the_latest_snapshots_tables_and_figure_urls(api, filled) -> None:
     assert error_of(api.get(f"/campaigns/{filled.slug}/reports/latest"))["code"] == "not_found"
     response = api.post(f"/campaigns/{filled.slug}/reports")

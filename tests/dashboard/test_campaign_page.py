@@ -498,3 +498,13 @@ def test_the_campaign_page_links_its_webhooks_and_the_api_keys(ada, filled) -> N
     page = ada.get(reverse("dashboard:campaign", args=[filled.slug])).content.decode()
     assert reverse("dashboard:webhooks", args=[filled.slug]) in page
     assert reverse("dashboard:api_keys") in page
+
+
+def test_the_report_form_offers_and_passes_the_label_aggregation(ada, filled, start_job) -> None:
+    page = ada.get(reverse("dashboard:campaign", args=[filled.slug])).content.decode()
+    assert '<select name="aggregate">' in page and 'value="ds">Dawid–Skene (1979)' in page
+    start_job({"kind": "report", "aggregate": "ds"})
+    assert Job.objects.get(kind=Job.Kind.REPORT).options == {"aggregate": "ds"}
+    response = start_job({"kind": "report", "aggregate": "vote"})
+    assert "Aggregate labels by majority, ds, mace" in response.content.decode()
+    assert Job.objects.filter(kind=Job.Kind.REPORT).count() == 1

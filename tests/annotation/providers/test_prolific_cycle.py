@@ -3,7 +3,10 @@
 from decimal import Decimal
 from urllib.request import Request, urlopen
 
-from annotation.models import Assignment, AuditLog, Judgment, Payment
+import pytest
+
+from annotation.exceptions import InvalidParameters
+from annotation.models import Assignment, AuditLog, Item, Judgment, Payment
 from annotation.payments import (
     LaunchOptions,
     bonus_pay,
@@ -13,7 +16,10 @@ from annotation.payments import (
     publication_sync,
     worker_block,
 )
+from annotation.quality import worker_soft_block
+from annotation.services import items_add
 from tests.annotation.providers.conftest import work_through
+from tests.factories import JudgmentFactory, likert_payload
 
 
 def _params(study, pid, session):
@@ -149,3 +155,43 @@ def test_prolific_bonus_with_unknown_outcome_is_never_repeated(
         key="k1",
     )
     assert again.status == "uncertain" and len(fake.state.paid) == 1
+
+
+def test_prolific_review_rejects_failed_attention_checks_never_missed_subjective_gold(
+    client, fake_prolific, paid_campaign
+):
+    """Prolific's rules: a rejection only for failed explicit attention checks (two here, in
+    a study of 5 minutes or more); missed gold answers or agreement never reject."""
+    fake = fake_prolific
+    publication, _ = campaign_launch(
+        campaign=paid_campaign, options=LaunchOptions(provider="prolific"), actor="erin"
+    )
+    study_id = publication.external_id
+    sessions = {pid: fake.join(study_id, pid) for pid in ("P1", "P2")}
+    for pid, session in sessions.items():
+        end = work_through(client, paid_campaign, _params(study_id, pid, session))
+        assert _complete(end["Location"], pid) == 200
+    careless = Assignment.objects.get(provider_assignment_id=sessions["P2"])
+    Judgment.objects.filter(assignment=careless).update(time_spent_ms=5 * 60_000)
+    # P2 missed two explicit attention checks ("choose 1 for fluency"); P1 only disagreed
+    # with the subjective gold and was soft-blocked for it.
+    items_add(
+        campaign=paid_campaign,
+        items=[(f"attn-{n}", likert_payload(300 + n), {"fluency": [1]}, True) for n in (1, 2)],
+    )
+    for item in Item.objects.filter(campaign=paid_campaign, attention=True):
+        JudgmentFactory(assignment=careless, item=item, question="fluency", value=5)
+    subjective = Assignment.objects.get(provider_assignment_id=sessions["P1"]).worker
+    worker_soft_block(campaign=paid_campaign, worker=subjective, reason="gold accuracy 20%")
+
+    with pytest.raises(InvalidParameters, match="only for failed attention checks"):
+        campaign_review(publication=publication, actor="erin", reject_for_agreement=True)
+    decisions = {d.submission_id: d for d in campaign_review(publication=publication, actor="erin")}
+    approved, rejected = decisions[sessions["P1"]], decisions[sessions["P2"]]
+    assert (
+        approved.action == "approve" and approved.flagged and "gold accuracy 20%" in approved.reason
+    )
+    assert (rejected.action, rejected.category) == ("reject", "FAILED_CHECK")
+    assert "failed 2 attention check(s)" in rejected.reason and rejected.done, rejected.error
+    assert fake.state.submissions[sessions["P1"]]["status"] == "APPROVED"
+    assert fake.state.submissions[sessions["P2"]]["status"] == "REJECTED"

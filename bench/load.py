@@ -22,6 +22,16 @@ and then:
 It prints throughput and p50/p99 per request kind, the ``/health/`` rate of the same run, and
 full cycles (GET + acknowledged POST) per second ÷ ``/health/`` requests per second. The
 issue's targets: at 200 workers p99 under 1 s and that ratio ≥ 0.5; at 500 workers no 5xx.
+Each phase also prints the CPU that each side spent per request (the web server's processes,
+PostgreSQL's, the load generator's own) and how busy the machine's cores were, so that a
+reader sees what set the pace: on a small machine all three share the cores.
+
+Each simulated worker has a connection of its own, as a browser does. By default they send
+their answer the moment the page arrives (``--think 0``): the server's capacity, where by
+Little's law the mean time of a request is the workers ÷ the requests per second, whatever
+the server does. ``--think S`` makes each worker read and answer for a time drawn around S
+seconds (log-normal, median S, p90 about 1.9 S), as people do; then the requests' times are
+what a crowd of that size waits for a page.
 
 ``--items 1000,100000`` runs each size in turn against the same server (one worker by
 default), and prints each size's GET p50 and its ratio to the smallest size's (target: within
@@ -44,6 +54,7 @@ import html
 import os
 import random
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -83,6 +94,7 @@ class Stats:
     reconnects: int = 0
     holding: int = 0  # workers cut off between the item page and its acknowledgement
     seconds: float = 0.0
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per side, in the phase
 
     def server_errors(self) -> int:
         return sum(n for status, n in self.statuses.items() if status >= 500)
@@ -98,6 +110,7 @@ class Run:
     target: int  # judgment sets that fill the campaign: items × redundancy
     deadline: float
     max_requests: int
+    think: float = 0.0
     stats: Stats = field(default_factory=Stats)
     next_worker: int = 0
     full: bool = False
@@ -131,18 +144,18 @@ def main() -> None:
             started = time.perf_counter()
             campaigns.append(campaign_make(f"load-{run_id}-{n}", size, args.redundancy))
             print(f"campaign of {size:,} items made in {time.perf_counter() - started:.1f} s")
-        with web_server(args) as (base, log_path):
-            health = asyncio.run(health_phase(base, workers, args.health_seconds))
+        with web_server(args) as (base, log_path, server):
+            health = asyncio.run(health_phase(base, server, workers, args.health_seconds))
             print_health(health, workers, args.web_concurrency)
             results = []
             for n, (size, campaign) in enumerate(zip(sizes, campaigns, strict=True)):
                 with ConnectionSampler(database_url) as connections:
                     stats = asyncio.run(
-                        crowd_phase(base, campaign, f"w{run_id}-{n}-", workers, args, size)
+                        crowd_phase(base, server, campaign, f"w{run_id}-{n}-", workers, args, size)
                     )
                 print(connections.summary())
                 problems = integrity(campaign, f"w{run_id}-{n}-", stats)
-                print_crowd(size, workers, stats, health, problems)
+                print_crowd(size, workers, args.think, stats, health, problems)
                 results.append((size, stats))
                 failed = failed or bool(problems) or stats.server_errors() > 0
                 if stats.server_errors() or stats.errors:
@@ -204,12 +217,20 @@ def parse_args() -> argparse.Namespace:
         metavar="NAME=VALUE",
         help="a variable for the server only, e.g. EVALSITE_DB_POOL_MAX=0 (repeatable)",
     )
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="median seconds a worker takes to answer an item (log-normal; default 0: none)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the campaigns and workers")
     args = parser.parse_args()
     if args.redundancy < 1 or not 0 <= args.workers <= 2000 or not 1 <= args.web_concurrency <= 64:
         parser.error("--redundancy ≥ 1, --workers 0–2000 and --web-concurrency 1–64, please")
     if not 0 < args.duration <= 3600 or not 0 < args.health_seconds <= 600:
         parser.error("--duration must be in (0, 3600] and --health-seconds in (0, 600]")
+    if not 0 <= args.think <= 600:
+        parser.error("--think must be in [0, 600] seconds")
     if not re.fullmatch(r"\d+(,\d+)*", args.items) or "0" in args.items.split(","):
         parser.error("--items takes a size or a comma-separated list of sizes, e.g. 1000,100000")
     return args
@@ -278,7 +299,7 @@ class web_server:  # noqa: N801 -- used as a context manager, like open()
         self.folder = tempfile.TemporaryDirectory(prefix="evalsite-load-")
         self.process: subprocess.Popen | None = None
 
-    def __enter__(self) -> tuple[str, Path]:
+    def __enter__(self) -> tuple[str, Path, int]:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -307,7 +328,7 @@ class web_server:  # noqa: N801 -- used as a context manager, like open()
                 sys.exit("the web server stopped:\n" + log_path.read_text(errors="replace"))
             try:
                 if httpx.get(base + "/ready/", timeout=2).status_code == 200:
-                    return base, log_path
+                    return base, log_path, self.process.pid
             except httpx.TransportError:
                 pass
             time.sleep(0.2)
@@ -365,29 +386,44 @@ class ConnectionSampler:
 # --- the phases ------------------------------------------------------------------------------
 
 
-def client(workers: int) -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=workers, max_keepalive_connections=workers)
+def client() -> httpx.AsyncClient:
+    """One simulated person's connection, as a browser keeps one per site. One pool shared by
+    every simulated worker would cost the load generator time growing with the number of
+    connections (httpx scans its pool on each request): at 200 workers it, not the server,
+    set the pace, 10 ms of its CPU per request against 0.6 ms with a connection each."""
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
     return httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(60.0), follow_redirects=False)
 
 
-async def health_phase(base: str, workers: int, seconds: float) -> Stats:
-    """``workers`` clients GET /health/ back to back for ``seconds``."""
+async def health_phase(base: str, server: int, workers: int, seconds: float) -> Stats:
+    """``workers`` clients GET /health/ back to back for ``seconds``, each on a connection
+    opened (by one untimed request) before the clock starts: the rate of requests, not of
+    200 connections opened at once."""
     stats = Stats()
-    deadline = time.monotonic() + seconds
-    async with client(workers) as http:
+    clients = [client() for _ in range(workers)]
+    try:
+        await asyncio.gather(*(http.get(base + "/health/") for http in clients))
+        deadline = time.monotonic() + seconds
 
-        async def one() -> None:
+        async def one(http: httpx.AsyncClient) -> None:
             while time.monotonic() < deadline and stats.requests < 1_000_000:
                 await timed(http, stats, "GET /health/", "GET", base + "/health/")
 
-        started = time.monotonic()
-        await asyncio.gather(*(one() for _ in range(workers)))
-        stats.seconds = time.monotonic() - started
+        with cpu_meter(stats, server):
+            await asyncio.gather(*(one(http) for http in clients))
+    finally:
+        await asyncio.gather(*(http.aclose() for http in clients))
     return stats
 
 
 async def crowd_phase(
-    base: str, campaign, prefix: str, workers: int, args: argparse.Namespace, size: int
+    base: str,
+    server: int,
+    campaign,
+    prefix: str,
+    workers: int,
+    args: argparse.Namespace,
+    size: int,
 ) -> Stats:
     """``workers`` simulated workers at once, each replaced by a new one when it is done."""
     run = Run(
@@ -397,16 +433,20 @@ async def crowd_phase(
         target=size * campaign.redundancy,
         deadline=time.monotonic() + args.duration,
         max_requests=args.max_requests,
+        think=args.think,
     )
-    async with client(workers) as http:
-        started = time.monotonic()
-        await asyncio.gather(*(crowd_slot(http, run, n) for n in range(workers)))
-        run.stats.seconds = time.monotonic() - started
+    with cpu_meter(run.stats, server):
+        await asyncio.gather(*(crowd_slot(run, n) for n in range(workers)))
     return run.stats
 
 
-async def crowd_slot(http: httpx.AsyncClient, run: Run, seed: int) -> None:
+async def crowd_slot(run: Run, seed: int) -> None:
     """One place in the crowd: worker after worker, each doing one assignment."""
+    async with client() as http:
+        await crowd_slot_run(http, run, seed)
+
+
+async def crowd_slot_run(http: httpx.AsyncClient, run: Run, seed: int) -> None:
     rng = random.Random(seed)
     idle = 0
     while not run.over():
@@ -438,6 +478,8 @@ async def worker_session(http: httpx.AsyncClient, run: Run, worker: str, rng: ra
         for name, value in RADIO.findall(page.text):
             choices[name].append(html.unescape(value))
         answers = {name: rng.choice(values) for name, values in choices.items()}
+        if run.think:
+            await asyncio.sleep(min(run.think * rng.lognormvariate(0, 0.5), 20 * run.think))
         stats.holding += 1
         sent = await patient(
             http, run, "POST submit", "POST", run.base + action, data={**fields, **answers}
@@ -490,6 +532,58 @@ async def timed(
     stats.ms[kind].append(1000 * (time.perf_counter() - started))
     stats.statuses[response.status_code] += 1
     return response
+
+
+@contextlib.contextmanager
+def cpu_meter(stats: Stats, server: int):
+    """Time the phase into ``stats.seconds`` and its CPU, per side, into ``stats.cpu``."""
+    before, started = cpu_seconds(server), time.monotonic()
+    try:
+        yield
+    finally:
+        stats.seconds = time.monotonic() - started
+        after = cpu_seconds(server)
+        stats.cpu = {side: after[side] - before[side] for side in after}
+
+
+def cpu_seconds(server: int) -> dict[str, float]:
+    """CPU seconds spent so far by the web server (the processes of its session), PostgreSQL's
+    processes, this load generator, and the whole machine (busy time of all cores), read from
+    Linux's /proc; empty elsewhere."""
+    if not os.path.exists("/proc/stat"):
+        return {}
+    tick = os.sysconf("SC_CLK_TCK")
+    sides = {"server": 0.0, "postgres": 0.0}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = Path(entry.path, "stat").read_text()
+        except OSError:  # the process ended
+            continue
+        name, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
+        fields = rest.split()
+        seconds = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+        if int(fields[3]) == server:  # the server was started in a session of its own
+            sides["server"] += seconds
+        elif name.startswith("postgres"):
+            sides["postgres"] += seconds
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    sides["generator"] = me.ru_utime + me.ru_stime
+    cores = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    sides["machine"] = (sum(map(int, cores)) - int(cores[3]) - int(cores[4])) / tick
+    return sides
+
+
+def print_cpu(stats: Stats, requests: int) -> None:
+    if not stats.cpu or not requests:
+        return
+    per = {side: 1000 * seconds / requests for side, seconds in stats.cpu.items()}
+    print(
+        f"  CPU per request: web server {per['server']:.1f} ms, PostgreSQL "
+        f"{per['postgres']:.1f} ms, load generator {per['generator']:.1f} ms; the machine's "
+        f"cores busy {stats.cpu['machine'] / stats.seconds:.2f} of {os.cpu_count()}"
+    )
 
 
 # --- the checks and the report ---------------------------------------------------------------
@@ -553,13 +647,17 @@ def print_health(stats: Stats, workers: int, web: int) -> None:
         f"p99 {percentile(ms, 0.99):.1f} ms ({workers} clients, WEB_CONCURRENCY={web}, "
         f"{stats.seconds:.1f} s)"
     )
+    print_cpu(stats, len(ms))
 
 
-def print_crowd(size: int, workers: int, stats: Stats, health: Stats, problems: list[str]) -> None:
+def print_crowd(
+    size: int, workers: int, think: float, stats: Stats, health: Stats, problems: list[str]
+) -> None:
     cycles = len(stats.acknowledged) / stats.seconds
     health_rate = len(health.ms["GET /health/"]) / health.seconds
     print(
-        f"crowd: {size:,} items, {workers} workers, {stats.seconds:.1f} s, "
+        f"crowd: {size:,} items, {workers} workers "
+        f"{f'answering in about {think:g} s' if think else 'back to back'}, {stats.seconds:.1f} s, "
         f"{len(stats.acknowledged):,} answers acknowledged, {stats.requests:,} requests"
     )
     for kind, ms in sorted(stats.ms.items()):
@@ -575,6 +673,13 @@ def print_crowd(size: int, workers: int, stats: Stats, health: Stats, problems: 
     print(
         f"  full cycles {cycles:.1f}/s ÷ /health/ {health_rate:.1f}/s = {cycles / health_rate:.3f}"
     )
+    print_cpu(stats, stats.requests)
+    rate = stats.requests / stats.seconds
+    if not think:
+        print(
+            f"  back to back, a request's mean time is at least {workers} workers ÷ "
+            f"{rate:.0f} requests/s = {workers / rate:.2f} s (Little's law), whatever the server"
+        )
     print("  integrity:", "; ".join(problems) if problems else "ok (0 over redundancy, "
           "0 duplicated, 0 lost, no leftover leases)")  # fmt: skip
 

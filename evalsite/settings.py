@@ -292,7 +292,12 @@ if REDIS_URL:
             "LOCATION": REDIS_URL,
             # Keys of several sites (or test runs) sharing one Redis stay apart.
             "KEY_PREFIX": read_str("EVALSITE_CACHE_PREFIX", "evalsite"),
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+            # One connection pool per process, not one per request (evalsite.cache).
+            "OPTIONS": {
+                "pool_class": "evalsite.cache.SharedConnectionPool",
+                "socket_connect_timeout": 1,
+                "socket_timeout": 1,
+            },
         }
     }
 else:

@@ -675,7 +675,7 @@ def print_crowd(
     )
     print_cpu(stats, stats.requests)
     rate = stats.requests / stats.seconds
-    if not think:
+    if not think and workers > 1:
         print(
             f"  back to back, a request's mean time is at least {workers} workers ÷ "
             f"{rate:.0f} requests/s = {workers / rate:.2f} s (Little's law), whatever the server"

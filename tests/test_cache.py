@@ -58,4 +58,3 @@ def test_one_pool_per_url_and_options() -> None:
     assert SharedConnectionPool.from_url("redis://127.0.0.1:6379/3", socket_timeout=1) is a
     assert SharedConnectionPool.from_url("redis://127.0.0.1:6379/4", socket_timeout=1) is not a
     assert SharedConnectionPool.from_url("redis://127.0.0.1:6379/3", socket_timeout=2) is not a
-

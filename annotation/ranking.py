@@ -331,17 +331,22 @@ def _variances(
     ia, ib, score = judged
     residual = score - 1.0 / (1.0 + np.exp(strength[ib] - strength[ia]))
     # Each judgment's score on the contrasts: (score - p) (e_a - e_b), through I+.
-    lever = contrasts @ inverse  # c x k
-    own = residual[:, None] * (lever[:, ia] - lever[:, ib]).T  # judgments x contrasts
+    lever = (contrasts @ inverse).T  # k x c
+    # judgments x contrasts, built in place: at 10^6 judgments each temporary is 80 MB.
+    own = lever[ia]
+    own -= lever[ib]
+    own *= residual[:, None]
 
     def sandwich(codes: np.ndarray) -> np.ndarray:
         groups = int(codes.max()) + 1
         summed = np.zeros((groups, len(contrasts)))
         np.add.at(summed, codes, own)
         # G / (G - 1): the usual small-sample correction of a sandwich over G clusters.
-        return (summed**2).sum(axis=0) * groups / max(groups - 1, 1)
+        return np.einsum("ij,ij->j", summed, summed) * groups / max(groups - 1, 1)
 
-    independent = sandwich(np.arange(len(own)))
+    # Every judgment its own cluster: the sums are the judgments' own scores.
+    n = len(own)
+    independent = np.einsum("ij,ij->j", own, own) * n / max(n - 1, 1)
     if len(clusters) == 1:
         robust = sandwich(clusters[0])
     else:

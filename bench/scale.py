@@ -247,12 +247,14 @@ def campaign_build(protocol: str, judgments: int) -> Any:
                     }
 
         _copy(Judgment, judgment_rows(), {"presentation": {}})
-    with transaction.atomic():
-        from django.db import connection
+    from django.db import connection
 
-        with connection.cursor() as cursor:
-            for model in (Item, Judgment, Worker, Assignment):
-                cursor.execute(f"ANALYZE {model._meta.db_table}")
+    # VACUUM as well as ANALYZE: the state autovacuum leaves a campaign collected over days
+    # in. Without it autovacuum set about the million new rows during the timed commands and
+    # shared the cores with them (pairwise CSV export at 10^6: 22.9 s, against 18.0 s after).
+    with connection.cursor() as cursor:  # autocommit: VACUUM runs outside a transaction
+        for model in (Item, Judgment, Worker, Assignment):
+            cursor.execute(f"VACUUM (ANALYZE) {model._meta.db_table}")
     return campaign
 
 

@@ -167,7 +167,9 @@ def snapshot_stand_in(campaign: Campaign, judgments: int) -> None:
     """Store a finished report job whose result is as large as a real one at 10^6 judgments
     (about 314 KB of JSON that does not compress away), without building the report."""
     rng = random.Random(judgments)
-    tables = [[round(rng.random(), 6) for _ in range(100)] for _ in range(350)]
+    rows = [[round(rng.random(), 6) for _ in range(100)] for _ in range(350)]
+    # The shape the report job stores (dashboard.services: columns and rows per table).
+    tables = {"columns": [f"c{n}" for n in range(100)], "rows": rows}
     Job.objects.create(
         campaign=campaign,
         kind=Job.Kind.REPORT,

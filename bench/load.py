@@ -441,25 +441,22 @@ async def crowd_phase(
 
 
 async def crowd_slot(run: Run, seed: int) -> None:
-    """One place in the crowd: worker after worker, each doing one assignment."""
-    async with client() as http:
-        await crowd_slot_run(http, run, seed)
-
-
-async def crowd_slot_run(http: httpx.AsyncClient, run: Run, seed: int) -> None:
+    """One place in the crowd: worker after worker, each doing one assignment, on one
+    connection."""
     rng = random.Random(seed)
     idle = 0
-    while not run.over():
-        worker = f"{run.prefix}{run.next_worker}"
-        run.next_worker += 1
-        outcome = await worker_session(http, run, worker, rng)
-        if outcome == "nothing":  # all open items are leased by others, or the study is full
-            idle += 1
-            if idle > 50:
-                return
-            await asyncio.sleep(0.1 + 0.1 * rng.random())
-        else:
-            idle = 0
+    async with client() as http:
+        while not run.over():
+            worker = f"{run.prefix}{run.next_worker}"
+            run.next_worker += 1
+            outcome = await worker_session(http, run, worker, rng)
+            if outcome == "nothing":  # all open items are leased by others, or the study is full
+                idle += 1
+                if idle > 50:
+                    return
+                await asyncio.sleep(0.1 + 0.1 * rng.random())
+            else:
+                idle = 0
 
 
 async def worker_session(http: httpx.AsyncClient, run: Run, worker: str, rng: random.Random) -> str:

@@ -3,11 +3,12 @@
 Django keeps a cache object per request context. Under ASGI each request is a new context, so
 each request built a new ``RedisCache``, which built a new connection pool, which opened a new
 TCP connection to Redis for the request's first counter (the rate limits,
-``annotation.ratelimits``), and left it for the garbage collector. Measured under 200
-simulated workers (``bench/load.py``), opening connections took about a third of a request's
-time. ``SharedConnectionPool`` is the ``pool_class`` of the cache's options: every cache
-object of the process gets the same pool for the same server, and redis-py's pool is
-thread-safe and reopens itself in a forked child.
+``annotation.ratelimits``), with its handshake (and redis-py's look-up of its own version
+among the installed packages), and left it for the garbage collector. On one machine's
+``bench/load.py`` the throughput change was within its noise; across a network each
+connection also costs round trips. ``SharedConnectionPool`` is the ``pool_class`` of the
+cache's options: every cache object of the process gets the same pool for the same server,
+and redis-py's pool is thread-safe and reopens itself in a forked child.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -54,6 +54,29 @@ class TokenScores:
         return self.total / len(self.logprobs) if self.logprobs else float("-inf")
 
 
+FINISH_STOP = "stop"  # the model ended its reply (or the backend does not decode)
+FINISH_LENGTH = "length"  # cut at max_new_tokens: the reply is not complete
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A response with what a report needs to trust it.
+
+    ``finish_reason`` is ``"stop"`` when the model ended the reply itself and ``"length"`` when
+    it was cut at ``max_new_tokens`` (a truncated reply); ``prompt_format`` names the exact
+    format the context was rendered in (``chat_template:<sha256 prefix>``, ``joined:<sep>``,
+    ``messages:<…>``), so two generations with different formats are told apart.
+    """
+
+    text: str
+    finish_reason: str = FINISH_STOP
+    prompt_format: str = ""
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == FINISH_LENGTH
+
+
 def context_text(turns: Sequence[str], separator: str) -> str:
     """Join a dialogue context into one model input, oldest turn first."""
     return separator.join(t.strip() for t in turns)
@@ -71,6 +94,9 @@ class Backend(ABC):
     """A way to get responses from a model. No Django imports: testable alone."""
 
     name: ClassVar[str]
+    # The reply length limit when an endpoint's decoding names none (filled in at
+    # registration): short for the dialogue models of the papers, long for chat models.
+    default_max_new_tokens: int = 40
 
     @abstractmethod
     def generate(self, examples: Sequence[Example], params: Mapping[str, Any]) -> list[str]:
@@ -79,6 +105,24 @@ class Backend(ABC):
         ``params`` are decoding parameters (see ``modelhub.decoding``); backends that do not
         decode (rules, retrieval, gold) accept and ignore the sampling ones.
         """
+
+    def replies(self, examples: Sequence[Example], params: Mapping[str, Any]) -> list[Reply]:
+        """Return one ``Reply`` per example, in order: the text with its finish reason and
+        prompt format. Backends that decode override it; the others never truncate."""
+        return [Reply(text=text) for text in self.generate(examples, params)]
+
+    def stream(self, example: Example, params: Mapping[str, Any]) -> Iterator[str | Reply]:
+        """Yield the reply to one example as the model writes it: text pieces (``str``, to be
+        concatenated), then the whole ``Reply`` last, exactly once.
+
+        A backend that cannot stream (rules, retrieval, sample-and-rank, which must see every
+        sample first) yields the whole text as one piece. An error raised mid-stream means
+        the reply is lost: callers store only the final ``Reply``, never the pieces.
+        """
+        reply = self.replies([example], params)[0]
+        if reply.text:
+            yield reply.text
+        yield reply
 
     def score(self, examples: Sequence[Example], responses: Sequence[str]) -> list[TokenScores]:
         """Return the per-token log-likelihood of each response given its example's context."""

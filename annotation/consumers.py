@@ -28,7 +28,7 @@ from django.utils import translation
 from django.utils.translation import gettext
 
 from annotation.chat import chat_state, frame_handle, seat_tick
-from annotation.chat.frames import FrameError, error_code, frame_parse
+from annotation.chat.frames import Frame, FrameError, error_code, frame_parse
 from annotation.chat.layer import LAYER_ERRORS, layer_error, layer_troubled
 from annotation.chat.notify import seat_group, seats_notify_async
 from annotation.chat.seats import (
@@ -86,6 +86,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
     watchdog: asyncio.Task | None = None
     grouped: bool = False  # in the seat's group (False while the layer is down)
     sent: str = ""  # the last state frame sent, to resend only a changed one when polling
+    inbox: asyncio.Queue[Frame]
+    frame_worker: asyncio.Task | None = None  # handles the frames in order (receive)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Call the message's handler; unlike channels' own dispatch, without closing the
@@ -126,8 +128,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         """Record the closed socket in the database first, whatever the layer does: the
         partner's watchdog reads it there. Nothing here may raise."""
-        if self.watchdog is not None:
-            self.watchdog.cancel()
+        for task in (self.watchdog, self.frame_worker):
+            if task is not None:
+                task.cancel()
         if self.seat_id is None:
             return
         try:
@@ -142,6 +145,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             layer_error(exc, where="group_discard")
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Parse and rate-limit the frame here, then hand it to the socket's frame worker,
+        which handles frames one at a time in order. Handling a frame may take a while (a
+        bot turn run inline, without a broker, runs inside it); meanwhile this consumer keeps
+        taking events from the layer, so a streamed reply's partials reach the page."""
         if self.seat_id is None:
             return
         self.last_frame = time.monotonic()
@@ -150,6 +157,25 @@ class ChatConsumer(AsyncWebsocketConsumer):
             frame = frame_parse(text_data, bytes_data)
             client_id = frame.data.get("client_id")
             self.frames.take()  # RateLimited: an error frame "rate_limited"
+        except AnnotationError as exc:
+            await self._error(exc, client_id=client_id)
+            return
+        if self.frame_worker is None:
+            self.inbox = asyncio.Queue()
+            self.frame_worker = asyncio.create_task(self._frames_handle())
+        self.inbox.put_nowait(frame)
+
+    async def _frames_handle(self) -> None:
+        """Handle the socket's frames in the order they came (the frame worker)."""
+        while True:
+            frame = await self.inbox.get()
+            if self.seat_id is None:
+                return
+            await self._frame_handle(frame)
+
+    async def _frame_handle(self, frame: Frame) -> None:
+        client_id = frame.data.get("client_id")
+        try:
             if frame.type == "ping":
                 await database_sync_to_async(seat_seen)(
                     seat_id=self.seat_id, channel_name=self.channel_name
@@ -181,6 +207,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def chat_changed(self, event: dict[str, Any]) -> None:
         await self._state(bot=event.get("bot"))
+
+    async def chat_partial(self, event: dict[str, Any]) -> None:
+        """Relay a bot reply's text so far (streamed; shown, not stored, labels stay shut)."""
+        frame = {k: event.get(k) for k in ("index", "seq", "text", "emitted")}
+        await self._send({"type": "partial", **frame})
 
     async def chat_replaced(self, event: dict[str, Any]) -> None:
         await self._send(

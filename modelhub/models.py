@@ -39,6 +39,17 @@ class Generation(models.Model):
     context = models.JSONField()
     decoding = models.JSONField(default=dict, blank=True)  # the validated parameters, hashed
     response = models.TextField()
+    finish_reason = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="Why the reply ended: stop (the model ended it) or length (cut at "
+        "max_new_tokens: truncated). Blank for replies stored before it was recorded.",
+    )
+    prompt_format = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The format the context was rendered in (chat template hash, roles).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -51,6 +62,10 @@ class Generation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint_id}:{self.context_hash[:8]}"
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
 
 
 class GenerationJob(models.Model):

@@ -7,7 +7,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -17,7 +17,7 @@ from django.db.models import Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from modelhub.backends import BACKENDS, Backend, Example, backend_load
+from modelhub.backends import BACKENDS, Backend, Example, Reply, backend_load
 from modelhub.decoding import decoding_validate
 from modelhub.models import Generation, GenerationJob, ModelEndpoint
 
@@ -53,7 +53,10 @@ def endpoint_register(
     """Register a model, or update the registration of the same name; return it.
 
     Raise ValueError with a clear message when the name, backend, configuration or decoding
-    parameters are wrong; the configuration is checked by building the backend.
+    parameters are wrong; the configuration is checked by building the backend. Decoding
+    without ``max_new_tokens`` gets the backend's default written in (512 tokens for chat
+    models, 40 for the short-turn dialogue models of the papers), so the limit that applies
+    is stored, shown and hashed with the replies.
     """
     try:
         validate_slug(name)
@@ -65,14 +68,16 @@ def endpoint_register(
         raise ValueError(f"the model name {name!r} is longer than 64 characters")
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; known: {', '.join(sorted(BACKENDS))}")
-    backend_load(backend, dict(config or {}))  # refuse a configuration the backend rejects
+    built = backend_load(backend, dict(config or {}))  # refuse a configuration it rejects
     decoding_validate(decoding)
+    decoding = dict(decoding or {})
+    decoding.setdefault("max_new_tokens", built.default_max_new_tokens)
     endpoint, _ = ModelEndpoint.objects.update_or_create(
         name=name,
         defaults={
             "backend": backend,
             "config": dict(config or {}),
-            "decoding": dict(decoding or {}),
+            "decoding": decoding,
             "notes": notes,
         },
     )
@@ -106,9 +111,10 @@ def _stored(endpoint: ModelEndpoint, decoding_hash: str, keys: Iterable[str]) ->
 
 
 def generations_store(
-    *, endpoint: ModelEndpoint, examples: Sequence[Example], responses: Sequence[str]
+    *, endpoint: ModelEndpoint, examples: Sequence[Example], replies: Sequence[Reply]
 ) -> None:
-    """Store responses in one transaction; a response already stored is kept, never doubled."""
+    """Store replies (text, finish reason, prompt format) in one transaction; a reply already
+    stored is kept, never doubled."""
     decoding = decoding_validate(endpoint.decoding).as_dict()
     decoding_hash = _digest(decoding)
     with transaction.atomic():
@@ -120,9 +126,11 @@ def generations_store(
                     decoding_hash=decoding_hash,
                     context=e.as_dict(),
                     decoding=decoding,
-                    response=r,
+                    response=r.text,
+                    finish_reason=r.finish_reason,
+                    prompt_format=r.prompt_format[:200],
                 )
-                for e, r in zip(examples, responses, strict=True)
+                for e, r in zip(examples, replies, strict=True)
             ],
             ignore_conflicts=True,
         )
@@ -141,8 +149,8 @@ def generations_ensure(*, endpoint: ModelEndpoint, examples: Sequence[Example]) 
     stored = _stored(endpoint, decoding_hash, keys)
     todo = {k: e for k, e in zip(keys, examples, strict=True) if k not in stored}
     if todo:
-        responses = endpoint_backend(endpoint).generate(list(todo.values()), endpoint.decoding)
-        generations_store(endpoint=endpoint, examples=list(todo.values()), responses=responses)
+        replies = endpoint_backend(endpoint).replies(list(todo.values()), endpoint.decoding)
+        generations_store(endpoint=endpoint, examples=list(todo.values()), replies=replies)
         stored.update(_stored(endpoint, decoding_hash, todo))
     return [stored[k] for k in keys]
 
@@ -225,9 +233,9 @@ def generation_job_run(*, job_id: int, budget_s: float = 240.0) -> bool:
     backend = endpoint_backend(endpoint)
     for start in range(0, len(todo), job.batch_size):
         batch = todo[start : start + job.batch_size]
-        responses = backend.generate(batch, endpoint.decoding)
+        replies = backend.replies(batch, endpoint.decoding)
         with transaction.atomic():
-            generations_store(endpoint=endpoint, examples=batch, responses=responses)
+            generations_store(endpoint=endpoint, examples=batch, replies=replies)
             done.update(example_key(e) for e in batch)
             _job_progress(job, len(done))
         if start + job.batch_size < len(todo) and time.monotonic() > deadline:
@@ -260,10 +268,21 @@ def generation_job_fail(*, job_id: int, error: str) -> None:
     )
 
 
-def bot_reply(*, endpoint: ModelEndpoint, turns: Sequence[str]) -> str:
-    """Return the bot's next turn in a live chat (``turns``: the conversation so far, oldest
-    first, the human's last). Nothing is stored here: the chat stores its own utterances."""
+def _conversation(turns: Sequence[str]) -> Example:
     if not turns or not all(isinstance(t, str) for t in turns):
         raise ValueError("a bot reply needs the conversation so far: a non-empty list of texts")
-    example = Example(turns=tuple(turns))
-    return endpoint_backend(endpoint).generate([example], endpoint.decoding)[0]
+    return Example(turns=tuple(turns))
+
+
+def bot_reply(*, endpoint: ModelEndpoint, turns: Sequence[str]) -> Reply:
+    """Return the bot's next turn in a live chat (``turns``: the conversation so far, oldest
+    first, the human's last). Nothing is stored here: the chat stores its own utterances."""
+    example = _conversation(turns)
+    return endpoint_backend(endpoint).replies([example], endpoint.decoding)[0]
+
+
+def bot_stream(*, endpoint: ModelEndpoint, turns: Sequence[str]) -> Iterator[str | Reply]:
+    """Yield the bot's next turn as the model writes it: text pieces, then the whole Reply
+    (``Backend.stream``). Nothing is stored here; an error mid-stream loses the reply."""
+    example = _conversation(turns)
+    return endpoint_backend(endpoint).stream(example, endpoint.decoding)

@@ -79,7 +79,14 @@ def generation_job_run(self: Task, job_id: int, slice_s: float = JOB_SLICE_S) ->
     soft_time_limit=60,
     time_limit=90,
 )
-def bot_reply(endpoint_id: int, turns: list[str]) -> str:
-    """Return the bot's next turn in a live chat (the chat stores and relays it)."""
+def bot_reply(endpoint_id: int, turns: list[str]) -> dict[str, str]:
+    """Return the bot's next turn in a live chat as ``{"text", "finish_reason",
+    "prompt_format"}`` (the caller stores and relays it; ``finish_reason`` "length" means
+    the reply was cut at ``max_new_tokens``)."""
     endpoint = ModelEndpoint.objects.get(pk=endpoint_id)
-    return bot_reply_service(endpoint=endpoint, turns=turns)
+    reply = bot_reply_service(endpoint=endpoint, turns=turns)
+    return {
+        "text": reply.text,
+        "finish_reason": reply.finish_reason,
+        "prompt_format": reply.prompt_format,
+    }

@@ -32,7 +32,7 @@ from annotation.chat.frames import (
     message_fields,
     message_outcome,
 )
-from annotation.chat.notify import seats_notify
+from annotation.chat.notify import seat_partial, seats_notify
 from annotation.chat.seats import (
     activity_touch,
     bot_labels,
@@ -47,6 +47,9 @@ from annotation.exceptions import Conflict, InvalidAnswer, NotFound
 from annotation.models import ChatSeat, Dialogue, Judgment, Utterance
 from annotation.protocols.ssa_interactive import end_ratings_clean
 from annotation.services import items_add, judgment_label
+from modelhub.backends import Reply
+from modelhub.models import ModelEndpoint
+from modelhub.services import bot_stream
 
 logger = logging.getLogger(__name__)
 
@@ -197,13 +200,12 @@ def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) ->
     """Generate and store the bot's turn ``index`` if it is still awaited; tell the seat.
 
     Runs in the Celery task (the ``inference`` queue): the model answers with its own
-    decoding parameters (preset, repetition filter). A model error flags the dialogue and
-    tells the worker; nothing is stored for that turn. ``attempt`` (when the turn was asked
-    for) ties the task to one request: a late reply to a request given up is dropped.
+    decoding parameters (preset, repetition filter), streamed: the text so far goes to the
+    worker's page as partial frames while the model writes (``_streamed``), and the turn is
+    stored once, whole, when the reply ends. A model error, mid-stream too, flags the
+    dialogue and tells the worker; nothing is stored for that turn. ``attempt`` (when the turn
+    was asked for) ties the task to one request: a late reply to a request given up is dropped.
     """
-    from modelhub.models import ModelEndpoint
-    from modelhub.services import bot_reply
-
     # The turns so far and the dialogue's state in one read (a bot turn has turns before it).
     rows = list(
         Utterance.objects.filter(dialogue_id=dialogue_id, index__lt=index)
@@ -218,8 +220,8 @@ def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) ->
     started = time.perf_counter()
     try:
         endpoint = ModelEndpoint.objects.get(name=metadata["model"])
-        text = bot_reply(endpoint=endpoint, turns=turns).strip()
-        if not text:
+        reply, first_ms = _streamed(endpoint, turns, seat_id=seat_id, index=index)
+        if not reply.text.strip():
             raise ValueError("the model returned an empty turn")
     except Exception as exc:  # any model failure ends this turn with a flag, never a crash
         logger.warning("bot turn %s of dialogue %s failed: %s", index, dialogue_id, exc)
@@ -235,14 +237,50 @@ def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) ->
     stored = bot_turn_store(
         dialogue_id=dialogue_id,
         index=index,
-        text=text,
+        text=reply.text.strip(),
         model_ms=model_ms,
         context=turns,
         attempt=attempt,
+        reply={
+            "finish_reason": reply.finish_reason,
+            "prompt_format": reply.prompt_format,
+            "first_piece_ms": first_ms,
+        },
     )
     if stored:
         seats_notify([seat_id], bot={"index": index, "model_ms": model_ms})
-    return {"stored": stored, "model_ms": model_ms}
+    return {"stored": stored, "model_ms": model_ms, "finish_reason": reply.finish_reason}
+
+
+# A partial frame at most this often after the first (sent at once): a worker reads no faster,
+# and each frame costs the layer and the browser a little.
+PARTIAL_EVERY_S = 0.05
+
+
+def _streamed(
+    endpoint: ModelEndpoint, turns: list[str], *, seat_id: int, index: int
+) -> tuple[Reply, float]:
+    """Return the model's whole reply and the milliseconds to its first piece, sending the
+    text so far to the seat as it grows (``seat_partial``)."""
+    started = time.perf_counter()
+    text, seq, sent_at, first_ms = "", 0, 0.0, -1.0
+    reply: Reply | None = None
+    for piece in bot_stream(endpoint=endpoint, turns=turns):
+        if isinstance(piece, Reply):
+            reply = piece
+            continue
+        text += piece
+        now = time.perf_counter()
+        if first_ms < 0:
+            first_ms = (now - started) * 1000
+        if seq == 0 or now - sent_at >= PARTIAL_EVERY_S:
+            seq += 1
+            sent_at = now
+            partial = {"index": index, "seq": seq, "text": text, "emitted": time.time()}
+            seat_partial(seat_id, partial)
+    if reply is None:
+        raise RuntimeError("the model's stream ended without its reply")
+    return reply, round(max(first_ms, 0.0), 3)
 
 
 def bot_turn_store(
@@ -253,13 +291,17 @@ def bot_turn_store(
     model_ms: float,
     context: list[str],
     attempt: str | None = None,
+    reply: dict[str, Any] | None = None,
     now: datetime | None = None,
 ) -> bool:
     """Store the bot's turn and its Item if the turn is still awaited; return whether stored.
 
     ``context`` is the turns the model answered (they cannot change while the turn is
-    awaited: the worker may not write then).
+    awaited: the worker may not write then). ``reply`` is what the model said of its reply
+    (``finish_reason``: "length" when cut at ``max_new_tokens``; ``prompt_format``;
+    ``first_piece_ms``), kept in the utterance's signals; a truncated turn's item says so.
     """
+    reply = reply or {}
     now = now or timezone.now()
     with transaction.atomic():
         dialogue = (
@@ -275,7 +317,7 @@ def bot_turn_store(
             index=index,
             speaker="bot",
             text=text,
-            signals={"model_ms": round(model_ms, 3)},
+            signals={"model_ms": round(model_ms, 3), **reply},
         )
         payload = {
             "context": context,
@@ -283,6 +325,7 @@ def bot_turn_store(
             "model": dialogue.metadata["model"],
             "example": dialogue.key,
             "index": index,
+            "finish_reason": reply.get("finish_reason", "stop"),
         }
         items_add(campaign=dialogue.campaign, items=[(bot_turn_key(dialogue, index), payload)])
         dialogue.metadata = {**dialogue.metadata, "pending": None, "failed": None}

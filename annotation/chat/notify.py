@@ -52,6 +52,39 @@ async def seats_notify_async(seat_ids: Iterable[int], **extra: Any) -> bool:
     return True
 
 
+async def seat_partial_async(seat_id: int, partial: dict[str, Any]) -> bool:
+    """Send a bot reply's text so far to the seat's sockets (no database read: a partial is
+    shown, never stored); return False if the layer failed (noted, not raised)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return True
+    try:
+        await layer.group_send(seat_group(seat_id), {"type": "chat.partial", **partial})
+    except LAYER_ERRORS as exc:
+        layer_error(exc, where="group_send")
+        return False
+    return True
+
+
+def seat_partial(seat_id: int, partial: dict[str, Any]) -> None:
+    """Send a bot reply's text so far to the seat (from sync code: the bot turn's task),
+    without waiting for the layer: generation never waits on a partial.
+
+    Partials carry the whole text so far and a sequence number, so one lost or overtaken
+    on the way changes nothing but how soon the worker sees the text; the stored turn,
+    sent as state when the reply is complete, is what counts.
+    """
+    if isinstance(get_channel_layer(), InMemoryChannelLayer):
+        send = async_to_sync(seat_partial_async)
+        if _loop_running():
+            with ThreadPoolExecutor(max_workers=1) as helper:
+                helper.submit(send, seat_id, partial).result(timeout=NOTIFY_TIMEOUT_S)
+            return
+        send(seat_id, partial)
+        return
+    asyncio.run_coroutine_threadsafe(seat_partial_async(seat_id, partial), _sender())
+
+
 def seats_notify(seat_ids: Iterable[int], **extra: Any) -> bool:
     """Tell the seats' consumers that their state changed (from sync code: tasks, services);
     return False if the layer failed or did not answer in time (noted, not raised).

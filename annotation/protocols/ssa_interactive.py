@@ -153,12 +153,16 @@ class InteractiveSSAProtocol(LiveChat, Simulated):
         index = payload.get("index")
         if isinstance(index, bool) or not isinstance(index, int) or index < 1:
             raise InvalidParameters("'index' must be the bot turn's position (1 or more).")
+        finish_reason = payload.get("finish_reason", "stop")
+        if not isinstance(finish_reason, str) or not finish_reason.strip():
+            raise InvalidParameters("'finish_reason' must be why the reply ended (stop, length).")
         return {
             "context": context,
             "response": payload["response"],
             "model": payload["model"],
             "example": payload["example"],
             "index": index,
+            "finish_reason": finish_reason.strip(),
         }
 
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:

@@ -6,6 +6,7 @@ from modelhub.backends.base import (
     Backend,
     BackendError,
     Example,
+    Reply,
     TokenScores,
     TransientBackendError,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "Backend",
     "BackendError",
     "Example",
+    "Reply",
     "TokenScores",
     "TransientBackendError",
     "backend_load",

@@ -12,11 +12,11 @@ the same change, so perplexities are comparable with the model's training input.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from modelhub.backends.base import Backend, Example, TokenScores, config_check
+from modelhub.backends.base import Backend, Example, Reply, TokenScores, config_check
 
 
 class EmotionPrepend(Backend):
@@ -47,8 +47,18 @@ class EmotionPrepend(Backend):
             for e, label in zip(examples, labels, strict=True)
         ]
 
+    @property  # type: ignore[override]
+    def default_max_new_tokens(self) -> int:
+        return self.inner.default_max_new_tokens
+
     def generate(self, examples: Sequence[Example], params: Mapping[str, Any]) -> list[str]:
-        return self.inner.generate(self.prepend(examples), params) if examples else []
+        return [r.text for r in self.replies(examples, params)]
+
+    def replies(self, examples: Sequence[Example], params: Mapping[str, Any]) -> list[Reply]:
+        return self.inner.replies(self.prepend(examples), params) if examples else []
+
+    def stream(self, example: Example, params: Mapping[str, Any]) -> Iterator[str | Reply]:
+        return self.inner.stream(self.prepend([example])[0], params)
 
     def score(self, examples: Sequence[Example], responses: Sequence[str]) -> list[TokenScores]:
         return self.inner.score(self.prepend(examples), responses)

@@ -117,8 +117,27 @@
     return "";
   });
 
+  // A streamed bot reply's text so far: shown while the bot writes, never labelled; the stored
+  // turn arrives as state when the reply is complete, and replaces it.
+  var partial = null;
+  function showPartial() {
+    var box = $("bot-partial");
+    if (!box) { return; }
+    var live = partial && state && state.stage === "chatting" && state.pending;
+    box.hidden = !live;
+    if (live) {
+      box.lastChild.textContent = partial.text;
+      box.dataset.index = partial.index;
+    }
+  }
+
   function receive(frame) {
     if (frame.type === "state") { render(frame); return; }
+    if (frame.type === "partial") {
+      var newer = !partial || frame.index !== partial.index || frame.seq > partial.seq;
+      if (newer && state && state.pending) { partial = frame; showPartial(); }
+      return;
+    }
     if (frame.type === "ack") {
       if (frame.client_id) {
         outbox = outbox.filter(function (f) { return f.client_id !== frame.client_id; });
@@ -293,6 +312,8 @@
     show("end-button", !!s.can_end);
     $("end-button").textContent = t(ed ? "end_pair" : "end_bot");
     if (!ed) {
+      if (!s.pending) { partial = null; }
+      showPartial();
       show("typing", !!s.pending);
       show("bot-failed", !!s.failed);
       var labelForm = $("label-form");

@@ -66,3 +66,23 @@ def test_counters_are_filled_from_stored_judgments_and_leases():
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_endpoints_registered_before_the_length_default_keep_the_old_limit_and_hash():
+    apps = _migrate([("modelhub", "0002_generation_jobs")])
+    try:
+        ModelEndpoint = apps.get_model("modelhub", "ModelEndpoint")
+        ModelEndpoint.objects.create(name="old", backend="generic_bot", decoding={})
+        ModelEndpoint.objects.create(
+            name="meena", backend="hf_local", decoding={"preset": "meena", "max_new_tokens": 30}
+        )
+        apps = _migrate([("modelhub", "0003_generation_finish_reason")])
+        ModelEndpoint = apps.get_model("modelhub", "ModelEndpoint")
+        decodings = dict(ModelEndpoint.objects.values_list("name", "decoding"))
+    finally:
+        _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    assert decodings == {
+        "old": {"max_new_tokens": 40},
+        "meena": {"preset": "meena", "max_new_tokens": 30},
+    }

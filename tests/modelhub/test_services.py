@@ -2,12 +2,13 @@
 
 import pytest
 
-from modelhub.backends import BackendError, Example
+from modelhub.backends import BackendError, Example, Reply
 from modelhub.backends.generic_bot import GenericBot
-from modelhub.models import Generation, GenerationJob
+from modelhub.models import Generation, GenerationJob, ModelEndpoint
 from modelhub.selectors import generation_job_responses, generations_lookup
 from modelhub.services import (
     bot_reply,
+    decoding_key,
     endpoint_register,
     generation_job_retry,
     generation_job_run,
@@ -151,9 +152,36 @@ def test_a_failing_backend_marks_the_job_failed_and_keeps_whole_batches(
 
 def test_bot_reply_answers_the_last_turn_and_stores_nothing(db):
     bot = endpoint_register(name="bot", backend="generic_bot")
-    assert bot_reply(endpoint=bot, turns=["Hi!", "Hi! How are you?", "Fine. You?"]) == (
-        "I don't know."
-    )
+    reply = bot_reply(endpoint=bot, turns=["Hi!", "Hi! How are you?", "Fine. You?"])
+    assert (reply.text, reply.finish_reason, reply.truncated) == ("I don't know.", "stop", False)
     assert not Generation.objects.exists()
     with pytest.raises(ValueError, match="non-empty list"):
         bot_reply(endpoint=bot, turns=[])
+
+
+def test_registration_writes_the_backends_length_limit_unless_one_is_given(db):
+    short = endpoint_register(name="bot", backend="generic_bot")
+    assert short.decoding == {"max_new_tokens": 40}  # the short-turn default of the papers
+    given = endpoint_register(name="bot2", backend="generic_bot", decoding={"max_new_tokens": 9})
+    assert given.decoding == {"max_new_tokens": 9}
+    # {} and the written default hash alike: replies stored before the default was written
+    # stay the endpoint's own.
+    assert decoding_key(short) == decoding_key(ModelEndpoint(backend="generic_bot", decoding={}))
+
+
+def test_each_stored_reply_keeps_why_it_ended_and_its_prompt_format(db, monkeypatch):
+    bot = endpoint_register(name="bot", backend="generic_bot")
+    examples = [Example(turns=("Hi!", "What now?")), Example(turns=("ok",))]
+
+    def replies(self, batch, params):
+        return [
+            Reply(text=f"cut {i}", finish_reason="length", prompt_format="joined:'\\n'")
+            for i, _ in enumerate(batch)
+        ]
+
+    monkeypatch.setattr(GenericBot, "replies", replies)
+    assert generations_ensure(endpoint=bot, examples=examples) == ["cut 0", "cut 1"]
+    stored = list(Generation.objects.order_by("response"))
+    assert [(g.finish_reason, g.truncated, g.prompt_format) for g in stored] == [
+        ("length", True, "joined:'\\n'")
+    ] * 2

@@ -49,9 +49,10 @@ def test_a_job_task_continues_itself_until_the_job_is_done(db, monkeypatch):
     assert (job.status, job.done, job.attempts) == ("done", 6, 3)
 
 
-def test_bot_reply_task_returns_the_text(db):
+def test_bot_reply_task_returns_the_text_and_why_it_ended(db):
     bot = endpoint_register(name="bot", backend="generic_bot")
-    assert bot_reply.apply(args=[bot.pk, ["Hi!", "How are you?"]]).get() == "I don't know."
+    reply = bot_reply.apply(args=[bot.pk, ["Hi!", "How are you?"]]).get()
+    assert (reply["text"], reply["finish_reason"]) == ("I don't know.", "stop")
 
 
 def _worker_env() -> dict[str, str]:
@@ -109,7 +110,7 @@ def test_a_job_runs_to_completion_on_a_real_worker(tmp_path):
         reply = bot_reply.delay(bot.pk, ["Hi!", "Any plans?"]).get(timeout=30)
     finally:
         _stop(worker)
-    assert reply == "I don't know."
+    assert reply["text"] == "I don't know."
     job = _job(job.pk)
     assert (job.done, job.total, job.error) == (20, 20, "")
     assert Generation.objects.filter(endpoint=bot).count() == 20

@@ -34,6 +34,7 @@ from annotation.selectors import (
     campaign_judgments_chunks,
     campaign_judgments_frame,
 )
+from annotation.truncation import campaign_cut_replies, payload_truncated
 
 Format = Literal["csv", "jsonl", "parquet"]
 FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet")
@@ -56,6 +57,10 @@ def judgments_export_frame(
     )
     frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True).dt.strftime(
         "%Y-%m-%dT%H:%M:%S.%fZ"
+    )
+    cut = campaign_cut_replies(campaign)
+    frame["truncated"] = pd.Series(
+        [payload_truncated(p, cut) for p in frame["payload"]], dtype=bool
     )
     return frame
 
@@ -97,7 +102,8 @@ def _winners(protocol: Protocol, rows: Iterable[tuple[Any, Any, Any, Any]]) -> p
 # --- streaming ------------------------------------------------------------------------------
 
 # "winner": what an A/B judgment chose (the model, "both", "neither"); empty otherwise.
-EXPORT_COLUMNS = ["campaign", *JUDGMENT_COLUMNS, "payload", "winner"]
+# ``truncated``: the item shows a model reply cut at max_new_tokens (annotation.truncation).
+EXPORT_COLUMNS = ["campaign", *JUDGMENT_COLUMNS, "payload", "winner", "truncated"]
 # A Python value of each kind of JSON value (as the database names it): pandas infers a
 # column's dtype from the kinds of value in it, so one of each infers what the whole would.
 _EXAMPLE: dict[str, Any] = {
@@ -202,7 +208,10 @@ def judgments_export(
         "payload": _Column.of(json_kinds(items, "payload"), fmt),
     }
     protocol = registry.get(campaign.protocol)
-    frames = (_frame(chunk, campaign.slug, columns, protocol) for chunk in _prepend(first, chunks))
+    cut = campaign_cut_replies(campaign)
+    frames = (
+        _frame(chunk, campaign.slug, columns, protocol, cut) for chunk in _prepend(first, chunks)
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     return _WRITERS[fmt](frames, path)
 
@@ -213,10 +222,14 @@ def _prepend(first: list[Any], rest: Iterator[list[Any]]) -> Iterator[list[Any]]
 
 
 def _frame(
-    rows: list[tuple[Any, ...]], slug: str, columns: dict[str, _Column], protocol: Protocol
+    rows: list[tuple[Any, ...]],
+    slug: str,
+    columns: dict[str, _Column],
+    protocol: Protocol,
+    cut: set[tuple[str, str]],
 ) -> pd.DataFrame:
     """Build one chunk of the export frame, typed as the whole frame's columns would be."""
-    names = EXPORT_COLUMNS[1:-1]  # the chunk's rows: the judgment's columns and the payload
+    names = EXPORT_COLUMNS[1:-2]  # the chunk's rows: the judgment's columns and the payload
     at = {name: names.index(name) for name in ("payload", "question", "value", "presentation")}
     winners = _winners(
         protocol,
@@ -230,6 +243,8 @@ def _frame(
         frame[name] = column.values([row[names.index(name)] for row in rows])
     frame.insert(0, "campaign", slug)
     frame["winner"] = winners
+    truncated = [payload_truncated(row[at["payload"]], cut) for row in rows]
+    frame["truncated"] = pd.Series(truncated, dtype=bool)
     return frame  # created_at comes as the text judgments_export_frame makes of it
 
 

@@ -33,6 +33,7 @@ from annotation.models import (
 )
 from annotation.protocols import LiveChat, Report, registry
 from annotation.tallies import Tally, campaign_tallies
+from annotation.truncation import campaign_truncated_replies, truncation_note
 
 T = TypeVar("T")
 
@@ -463,6 +464,7 @@ def campaign_report(campaign: Campaign) -> Report:
     report = protocol.report(parameters, items, campaign_report_judgments_frame(campaign))
     if isinstance(protocol, LiveChat):
         protocol.report_dialogues(parameters, report, campaign_dialogues_frame(campaign))
+    truncation_note(report, campaign_truncated_replies(campaign))
     topup = campaign_replacements(campaign)
     if topup.excluded or topup.reopened:
         report.notes.append(

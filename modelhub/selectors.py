@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from modelhub.backends import Example
 from modelhub.models import Generation, GenerationJob, ModelEndpoint
@@ -25,4 +25,15 @@ def generation_job_responses(*, job: GenerationJob) -> list[tuple[Example, str |
     examples = [Example.from_dict(d) for d in job.examples]
     return list(
         zip(examples, generations_lookup(endpoint=job.endpoint, examples=examples), strict=True)
+    )
+
+
+def generations_truncated(*, models: Iterable[str]) -> set[tuple[str, str]]:
+    """Return (model name, reply text) of every reply of these models stored as cut at
+    ``max_new_tokens`` (``finish_reason`` "length"): what a report needs to flag an item
+    built from such a reply, whatever its protocol made of it."""
+    return set(
+        Generation.objects.filter(endpoint__name__in=list(models), finish_reason="length")
+        .values_list("endpoint__name", "response")
+        .distinct()
     )

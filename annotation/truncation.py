@@ -1,0 +1,88 @@
+"""Model replies cut at ``max_new_tokens``: which of a campaign's items show one, per model.
+
+A reply the model did not finish (``finish_reason`` "length") is rated as it was shown, and a
+reader must know how many such replies the scores rest on. Live chats store the finish reason
+with each bot turn's item; items built from generations are matched with the replies modelhub
+stored as cut (same model, same text). Items whose responses came from a file carry no finish
+reason and count as finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+from django.db.models.fields.json import KeyTextTransform
+
+from annotation.models import Campaign, Item
+from annotation.protocols import Report
+from modelhub.selectors import generations_truncated
+
+SIDES = (("model", "response"), ("model_a", "response_a"), ("model_b", "response_b"))
+TRUNCATED_COLUMNS = ["model", "replies", "truncated", "share"]
+
+
+def _shown(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return the (model, reply) pairs an item shows (one, or two for A/B)."""
+    return [
+        (payload[m], payload[r])
+        for m, r in SIDES
+        if isinstance(payload.get(m), str) and isinstance(payload.get(r), str)
+    ]
+
+
+def campaign_cut_replies(campaign: Campaign) -> set[tuple[str, str]]:
+    """Return the (model, reply) pairs modelhub stored as cut, for the models the campaign's
+    items show (one query for the names, one for the replies)."""
+    models: set[str] = set()
+    for side, _ in SIDES:
+        models.update(
+            Item.objects.filter(campaign=campaign, payload__has_key=side)
+            .values_list(KeyTextTransform(side, "payload"), flat=True)
+            .distinct()
+        )
+    return generations_truncated(models=models - {None})
+
+
+def payload_truncated(payload: Any, cut: set[tuple[str, str]]) -> bool:
+    """Say whether an item shows a truncated reply: its own finish reason (a live chat's bot
+    turn) or a reply modelhub stored as cut (``cut``, from ``campaign_cut_replies``)."""
+    if not isinstance(payload, Mapping):
+        return False
+    return payload.get("finish_reason") == "length" or any(p in cut for p in _shown(payload))
+
+
+def campaign_truncated_replies(campaign: Campaign) -> pd.DataFrame:
+    """Return, per model, the replies the campaign's items show and how many were truncated
+    (columns ``model``, ``replies``, ``truncated``, ``share``); empty without model replies."""
+    cut = campaign_cut_replies(campaign)
+    payloads = Item.objects.filter(campaign=campaign, gold__isnull=True).values_list(
+        "payload", flat=True
+    )
+    shown: list[tuple[str, bool]] = []
+    for payload in payloads.iterator():
+        if isinstance(payload, Mapping):
+            own = payload.get("finish_reason") == "length"
+            shown.extend((m, own or (m, t) in cut) for m, t in _shown(payload))
+    if not shown:
+        return pd.DataFrame(columns=TRUNCATED_COLUMNS)
+    frame = pd.DataFrame(shown, columns=["model", "cut"])
+    table = frame.groupby("model", sort=True)["cut"].agg(replies="size", truncated="sum")
+    table = table.reset_index().astype({"replies": int, "truncated": int})
+    table["share"] = table["truncated"] / table["replies"]
+    return table[TRUNCATED_COLUMNS]
+
+
+def truncation_note(report: Report, table: pd.DataFrame) -> None:
+    """Add the ``truncated`` table and a note to the report when any reply was cut."""
+    cut = table[table["truncated"] > 0]
+    if cut.empty:
+        return
+    report.tables["truncated"] = table
+    counts = "; ".join(f"{r.model}: {r.truncated} of {r.replies}" for r in cut.itertuples())
+    report.notes.append(
+        f"Truncated replies (cut at max_new_tokens, finish_reason=length), rated as shown: "
+        f"{counts}. Raise the model's max_new_tokens and generate again, or leave those items "
+        "out (the export's `truncated` column says which)."
+    )

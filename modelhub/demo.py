@@ -63,7 +63,22 @@ def demo_endpoints_register(
                     "decoded with Meena's sample-and-rank (N = 5).",
                 )
             )
+            endpoints.append(
+                endpoint_register(
+                    name=STREAMING_BOT,
+                    backend="hf_local",
+                    config={"path": str(folder), "batch_size": 32},
+                    decoding={"strategy": "sample", "top_k": 40, "max_new_tokens": 20},
+                    notes="The same tiny GPT-2 sampling one reply, which it streams token "
+                    "by token into the demo's live chat (sample-and-rank must see every "
+                    "sample before it answers, so it cannot stream).",
+                )
+            )
     return endpoints
+
+
+# The demo's streaming chat bot (annotation/demo/chat.py): registered with the tiny GPT-2.
+STREAMING_BOT = "tiny-gpt2-chat"
 
 
 def _tiny_model(folder: Path, dialogues: Sequence[Sequence[str]]) -> Path | None:

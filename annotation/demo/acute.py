@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.demo import QUALITY
-from annotation.demo.chat import SSA_CHAT
+from annotation.demo.chat import SSA_CHAT, SSA_CHAT_MODELS
 from annotation.exceptions import AnnotationError
 from annotation.items_acute import acute_items_add, conversations_from_campaign
 from annotation.models import Campaign, Item
@@ -51,7 +51,12 @@ def acute_study_run(*, seed: int, out: Path, write: Callable[[str], Any]) -> lis
                     redundancy=3,
                     controls={"open_links": True},  # anyone may try the demo
                 )
-                acute_items_add(slug=ACUTE, conversations=conversations, pairs_per_matchup=4)
+                acute_items_add(
+                    slug=ACUTE,
+                    conversations=conversations,
+                    pairs_per_matchup=4,
+                    models=SSA_CHAT_MODELS,  # not the streaming tiny GPT-2's chats
+                )
         except AnnotationError as exc:
             write(f"No ACUTE-Eval demo: {exc.message}")
             return []

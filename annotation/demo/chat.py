@@ -1,6 +1,8 @@
 """The demo's live chat studies: interactive SSA with the demo bots, and ED collection.
 
-``demo-ssa-chat``: workers chat with GenericBot and the retrieval bot and label each bot turn;
+``demo-ssa-chat``: workers chat with GenericBot, the retrieval bot and, when the tiny GPT-2 was
+built, ``tiny-gpt2-chat``, whose replies stream into the page token by token; they label each
+bot turn;
 a few simulated workers hold conversations through the same services as the websocket (their
 messages are the demo corpus's opening turns) so the report has numbers. ``demo-ed-chat``:
 ED collection, empty, for you to try in two browser windows (README).
@@ -17,24 +19,32 @@ from annotation.models import Campaign, ChatSeat
 from annotation.protocols import Simulated, registry
 from annotation.providers import Arrival
 from annotation.services import campaign_create, campaign_set_status
+from modelhub.demo import STREAMING_BOT
+from modelhub.models import ModelEndpoint
 
 SSA_CHAT = "demo-ssa-chat"
 ED_CHAT = "demo-ed-chat"
 SSA_CHAT_MODELS = ("generic-bot", "retrieval-minilm")
 # How often a careful worker finds each demo bot's reply sensible and specific (GenericBot:
 # Meena's 70% sensible, never specific).
-CHAT_TRUTH = {"generic-bot": (0.7, 0.0), "retrieval-minilm": (0.6, 0.45)}
+CHAT_TRUTH = {
+    "generic-bot": (0.7, 0.0),
+    "retrieval-minilm": (0.6, 0.45),
+    STREAMING_BOT: (0.2, 0.1),
+}
 
 
 def chat_studies_create() -> list[Campaign]:
     """Create the two live chat studies once (live) and return them."""
     campaigns = []
+    streaming = ModelEndpoint.objects.filter(name=STREAMING_BOT).exists()
+    ssa_models = [*SSA_CHAT_MODELS, *([STREAMING_BOT] if streaming else [])]
     for slug, name, protocol, parameters in (
         (
             SSA_CHAT,
             "Demo: chat with a bot and label its replies (interactive SSA)",
             "ssa_interactive",
-            {"models": list(SSA_CHAT_MODELS), "n_boot": 200},
+            {"models": ssa_models, "n_boot": 200},
         ),
         (ED_CHAT, "Demo: empathetic dialogue collection (two workers)", "empathetic_chat", {}),
     ):

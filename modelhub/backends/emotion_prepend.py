@@ -37,6 +37,7 @@ class EmotionPrepend(Backend):
         if backend == self.name:
             raise ValueError("emotion_prepend cannot wrap itself")
         self.inner = backend_load(backend, dict(config or {}))
+        self.default_max_new_tokens = self.inner.default_max_new_tokens
         self.classifier = EmotionClassifier.load(classifier)
 
     def prepend(self, examples: Sequence[Example]) -> list[Example]:
@@ -46,10 +47,6 @@ class EmotionPrepend(Backend):
             replace(e, turns=(f"{label} {e.turns[0]}", *e.turns[1:])) if e.turns else e
             for e, label in zip(examples, labels, strict=True)
         ]
-
-    @property  # type: ignore[override]
-    def default_max_new_tokens(self) -> int:
-        return self.inner.default_max_new_tokens
 
     def generate(self, examples: Sequence[Example], params: Mapping[str, Any]) -> list[str]:
         return [r.text for r in self.replies(examples, params)]

@@ -2,8 +2,17 @@
 
 It speaks HTTP/1.1 with keep-alive, like vLLM's uvicorn, and counts the TCP connections it
 accepts, so a client that opens one per request shows. Each test sets its behaviour: ``mode``
-(ok, slow, 500, garbage, wrong_schema, 400, concurrent, flaky) and ``script``, answers served
-in order before the normal ones (e.g. a 429 with ``Retry-After``).
+(ok, slow, 500, garbage, wrong_schema, 400, concurrent, flaky, bad_sse) and ``script``, answers
+served in order before the normal ones (e.g. a 429 with ``Retry-After``).
+
+Like vLLM serving a model whose chat template is strict (Mistral, Gemma), it answers 400 to
+chat messages that do not start with a user turn and alternate (``strict_roles``). Like any
+server, it cuts a reply at ``max_tokens`` (or ``max_completion_tokens``) tokens — a token is
+a space-separated word here — with ``finish_reason: "length"``. ``stream: true`` is answered
+with server-sent events over a chunked body (or, ``stream_chunked = False``, a body ended by
+closing the connection), one token per event, ``token_delay_s`` apart; ``stream_break_after``
+closes the socket after that many tokens, and ``stream_stall_after`` stops sending (for
+``stall_s``) after that many.
 """
 
 from __future__ import annotations
@@ -14,11 +23,16 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from modelhub.backends.conversation import messages_alternate
 
 # Models that behave like OpenAI's reasoning models: 400 to max_tokens and to sampling parameters.
 REASONING_MODELS = ("o3-mini", "o4-mini", "gpt-5")
 REASONING_REFUSED = ("max_tokens", "temperature", "top_p", "top_k", "logprobs")
+# What Mistral's chat template raises, and vLLM answers with 400, for roles out of order.
+ROLES_REFUSED = "Conversation roles must alternate user/assistant/user/assistant/..."
 
 
 class FakeServer:
@@ -34,7 +48,16 @@ class FakeServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.delay_s = 0.0  # in "concurrent" mode: how long each request stays in flight
+        self.strict_roles = True  # 400 to chat messages a strict chat template refuses
+        self.completion_suffix = ""  # written after a completion's reply (stop ignored)
+        self.token_delay_s = 0.0  # streams: the wait before each token
+        self.stream_chunked = True  # streams: chunked body, else ended by closing
+        self.stream_break_after: int | None = None  # streams: close the socket after k tokens
+        self.stream_stall_after: int | None = None  # streams: stop sending after k tokens
+        self.stall_s = 10.0
+        self.streams_aborted = 0  # streams the client left before their end
         self.lock = threading.Lock()
+        self.closing = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -88,6 +111,8 @@ class FakeServer:
             refused = [k for k in REASONING_REFUSED if k in body]
             if refused:
                 return self._send(handler, 400, {}, openai_error(refused[0]))
+        if self.strict_roles and "messages" in body and messages_alternate(body["messages"]):
+            return self._send(handler, 400, {}, roles_error())
         if self.mode == "concurrent":
             # In flight while it "generates", and no longer before the reply is sent: a client
             # thread sends its next request only after reading this reply.
@@ -97,25 +122,74 @@ class FakeServer:
             time.sleep(self.delay_s or 0.1)
             with self.lock:
                 self.in_flight -= 1
-        chat = "messages" in body
-        last = body["messages"][-1]["content"] if chat else body["prompt"].split("\n")[-2]
-        choices = []
-        for i in range(body.get("n", 1)):
-            text = f"reply {i} to {last}"
-            # candidate i has mean log-prob -(i + 1), except candidate 2, the most likely
-            logprob = -0.1 if i == 2 else -(i + 1.0)
-            tokens = [{"token": w, "logprob": logprob} for w in text.split()]
-            if chat:
-                choice = {"index": i, "message": {"role": "assistant", "content": text}}
-                choice["logprobs"] = {"content": tokens} if body.get("logprobs") else None
-            else:
-                choice = {"index": i, "text": " " + text}
-                lp = {"token_logprobs": [t["logprob"] for t in tokens]}
-                choice["logprobs"] = lp if body.get("logprobs") else None
-            choice["finish_reason"] = "stop"
-            choices.append(choice)
+        if body.get("stream"):
+            return self._stream(handler, body)
+        choices = [self._choice(body, i) for i in range(body.get("n", 1))]
         payload = {"id": "x", "object": "chat.completion", "choices": choices}
         self._send(handler, 200, {}, json.dumps(payload).encode())
+
+    def _reply(self, body: dict, i: int) -> tuple[list[str], str]:
+        """Return reply ``i``'s tokens (joined with spaces) and its finish reason."""
+        chat = "messages" in body
+        last = body["messages"][-1]["content"] if chat else body["prompt"].split("\n")[-2]
+        text = f"reply {i} to {last}" + ("" if chat else self.completion_suffix)
+        tokens = text.split(" ")
+        limit = body.get("max_tokens") or body.get("max_completion_tokens") or len(tokens)
+        return tokens[:limit], "length" if limit < len(tokens) else "stop"
+
+    def _choice(self, body: dict, i: int) -> dict:
+        tokens, finish = self._reply(body, i)
+        text = " ".join(tokens)
+        # candidate i has mean log-prob -(i + 1), except candidate 2, the most likely
+        logprob = -0.1 if i == 2 else -(i + 1.0)
+        scored = [{"token": t, "logprob": logprob} for t in tokens]
+        if "messages" in body:
+            choice = {"index": i, "message": {"role": "assistant", "content": text}}
+            choice["logprobs"] = {"content": scored} if body.get("logprobs") else None
+        else:
+            choice = {"index": i, "text": " " + text}
+            lp = {"token_logprobs": [t["logprob"] for t in scored]}
+            choice["logprobs"] = lp if body.get("logprobs") else None
+        return {**choice, "finish_reason": finish}
+
+    def _stream(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
+        """Send the reply as server-sent events, one token each, as vLLM does."""
+        chat = "messages" in body
+        tokens, finish = self._reply(body, 0)
+        pieces = [t if k == 0 and chat else " " + t for k, t in enumerate(tokens)]
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        if self.stream_chunked:
+            handler.send_header("Transfer-Encoding", "chunked")
+        else:
+            handler.send_header("Connection", "close")
+            handler.close_connection = True
+        handler.end_headers()
+        write = _writer(handler, self.stream_chunked)
+        try:
+            if self.mode == "bad_sse":
+                pieces = []
+                write(b"data: {not json\n\n")
+            elif chat:
+                write(_event(chat, {"role": "assistant", "content": ""}, None))
+            for k, piece in enumerate(pieces):
+                if k == self.stream_break_after:
+                    handler.close_connection = True  # no last chunk: the body is cut
+                    return
+                if k == self.stream_stall_after:
+                    self.closing.wait(self.stall_s)
+                    handler.close_connection = True
+                    return
+                time.sleep(self.token_delay_s)
+                write(_event(chat, {"content": piece} if chat else piece, None))
+            write(_event(chat, {} if chat else "", finish))
+            write(b"data: [DONE]\n\n")
+            if self.stream_chunked:
+                handler.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            with self.lock:
+                self.streams_aborted += 1
+            handler.close_connection = True
 
     @staticmethod
     def _send(
@@ -131,6 +205,7 @@ class FakeServer:
             handler.wfile.write(data)  # the client may have given up (timeout test)
 
     def close(self) -> None:
+        self.closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -142,3 +217,27 @@ def openai_error(param: str) -> bytes:
     )
     error = {"message": message, "type": "invalid_request_error", "param": param}
     return json.dumps({"error": {**error, "code": "unsupported_parameter"}}).encode()
+
+
+def roles_error() -> bytes:
+    """Return vLLM's 400 body for messages the model's chat template refuses."""
+    error = {"object": "error", "message": ROLES_REFUSED, "type": "BadRequestError", "code": 400}
+    return json.dumps({"error": error}).encode()
+
+
+def _event(chat: bool, content: dict | str, finish: str | None) -> bytes:
+    """Return one server-sent event of a chat (a delta) or completions (a text) stream."""
+    choice = {"index": 0, "delta" if chat else "text": content, "finish_reason": finish}
+    kind = "chat.completion.chunk" if chat else "text_completion"
+    return f"data: {json.dumps({'id': 'x', 'object': kind, 'choices': [choice]})}\n\n".encode()
+
+
+def _writer(handler: BaseHTTPRequestHandler, chunked: bool) -> Callable[[bytes], None]:
+    """Return a function that sends bytes at once, as an HTTP/1.1 chunk when ``chunked``."""
+
+    def write(data: bytes) -> None:
+        if chunked:
+            data = f"{len(data):x}\r\n".encode() + data + b"\r\n"
+        handler.wfile.write(data)
+
+    return write

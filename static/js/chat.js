@@ -118,12 +118,17 @@
   });
 
   // A streamed bot reply's text so far: shown while the bot writes, never labelled; the stored
-  // turn arrives as state when the reply is complete, and replaces it.
+  // turn arrives as state when the reply is complete, and replaces it. A partial counts only
+  // for a turn not yet in the transcript (without a broker it may come before the state that
+  // says the bot is writing).
   var partial = null;
+  function lastIndex(s) {
+    return s && s.utterances && s.utterances.length ? s.utterances[s.utterances.length - 1].index : -1;
+  }
   function showPartial() {
     var box = $("bot-partial");
     if (!box) { return; }
-    var live = partial && state && state.stage === "chatting" && state.pending;
+    var live = !!partial && !!state && state.stage === "chatting" && partial.index > lastIndex(state);
     box.hidden = !live;
     if (live) {
       box.lastChild.textContent = partial.text;
@@ -135,7 +140,10 @@
     if (frame.type === "state") { render(frame); return; }
     if (frame.type === "partial") {
       var newer = !partial || frame.index !== partial.index || frame.seq > partial.seq;
-      if (newer && state && state.pending) { partial = frame; showPartial(); }
+      if (newer && state && state.stage === "chatting" && frame.index > lastIndex(state)) {
+        partial = frame;
+        showPartial();
+      }
       return;
     }
     if (frame.type === "ack") {
@@ -312,7 +320,7 @@
     show("end-button", !!s.can_end);
     $("end-button").textContent = t(ed ? "end_pair" : "end_bot");
     if (!ed) {
-      if (!s.pending) { partial = null; }
+      if (partial && (s.failed || partial.index <= lastIndex(s))) { partial = null; }
       showPartial();
       show("typing", !!s.pending);
       show("bot-failed", !!s.failed);

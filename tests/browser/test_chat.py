@@ -310,3 +310,45 @@ def test_with_end_ratings_on_the_worker_rates_the_bot_by_keyboard_before_finishi
     assert ratings["comment"] == "Polite, but it rarely said anything specific."
     assert ChatSeat.objects.get(campaign=campaign).stage == "done"
     assert campaign.assignments.get().status == "submitted"
+
+
+def test_a_streamed_reply_grows_on_the_page_then_lands_whole_in_the_transcript(
+    asgi_live_server,  # noqa: F811
+    browser,
+    artifacts,
+    celery_eager,
+):
+    from tests.modelhub.fake_openai import FakeServer
+
+    server = FakeServer()
+    server.token_delay_s = 0.25  # slow enough to see the reply grow
+    try:
+        endpoint_register(
+            name="streamer",
+            backend="openai_http",
+            config={"base_url": server.url, "model": "tiny-chat"},
+        )
+        campaign = _live("ssa_interactive", "ssa-stream-browser", models=["streamer"])
+        page = browser.new_page(viewport={"width": 420, "height": 900})
+        page.goto(f"{asgi_live_server}/task/{campaign.slug}/?workerId=streamed")
+        _turns(page, 1)
+        _say(page, "Tell me about your weekend.")
+        partial = page.locator("#bot-partial")
+        partial.wait_for(state="visible", timeout=TIMEOUT)
+        first = partial.inner_text()
+        page.wait_for_function(
+            f"document.getElementById('bot-partial').innerText.length > {len(first)}",
+            timeout=TIMEOUT,
+        )
+        assert first.startswith("Chatbot: reply")
+        assert not page.locator("#label-form").is_visible()  # labels wait for the whole reply
+        page.screenshot(path=artifacts / "ssa_chat_streaming.png", full_page=True)
+        assert_accessible(page, "chat: a bot reply streaming")
+        _turns(page, 3)
+        assert partial.is_hidden()
+        last = page.locator("#transcript li").last.inner_text()
+        assert last == "Chatbot: reply 0 to Tell me about your weekend."
+        page.locator("#label-form").wait_for(state="visible")
+        page.close()
+    finally:
+        server.close()

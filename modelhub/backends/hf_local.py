@@ -3,39 +3,50 @@
 
 Configuration::
 
-    {"path": "/models/dialogpt-small",   # a save_pretrained() folder; never downloaded
+    {"path": "/models/llama-3-8b-instruct",  # a save_pretrained() folder; never downloaded
      "kind": "auto",                     # or "causal" / "seq2seq" (auto: from the config)
      "device": "auto",                   # "cuda" when available, else "cpu"
      "dtype": "auto",                    # bf16 (or fp16) on CUDA, fp32 on CPU
      "batch_size": 16, "max_context_tokens": 512,
-     "turn_separator": null,             # default: the EOS token (causal), "\\n" (seq2seq)
+     "batch_wait_ms": 5,                 # micro-batching of concurrent one-turn requests; 0: off
+     "chat_template": "auto",            # the tokenizer's own / "none" (joined) / inline jinja
+     "system_prompt": null, "leading_bot": "user", "opening_user_turn": "Hello.",
+     "system_role": true,                # chat messages: see backends/conversation.py
+     "turn_separator": null,             # joined turns: EOS (causal), "\\n" (seq2seq)
      "timeout_s": 120}                   # per batch; a slower batch is an error, never truncated
+
+Prompts (``hf_prompts``): with a chat template (the tokenizer's by default) the context becomes
+chat messages valid for every template, rendered with the assistant's generation prompt, and
+generation stops at the template's end-of-turn token; without one (GPT-2, DialoGPT,
+BlenderBot, T5) the turns are joined by the separator as before. ``score`` scores the reply as
+the assistant turn of that same prompt. Every ``Reply`` names its ``prompt_format``. Contexts
+longer than the budget lose their oldest turns (templates) or oldest tokens (joined).
 
 Decoder-only models are padded on the left, so every sequence in a batch ends where generation
 starts and positions come from the attention mask; encoder–decoder models pad the encoder input
-on the right. Contexts longer than ``max_context_tokens`` lose their oldest tokens.
+on the right. Single-example requests from concurrent threads share batches (``hf_batch``);
+``stream`` yields the reply's text as it is generated.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from modelhub.backends.base import (
-    Backend,
-    BackendError,
-    Example,
-    TokenScores,
-    config_check,
-    context_text,
-)
+from modelhub.backends.base import Backend, BackendError, Example, Reply, TokenScores, config_check
+from modelhub.backends.hf_batch import BatchRun, Request, lane_get, run_alone
+from modelhub.backends.hf_generate import GenerationSettings, TextPieces, generate_rows
+from modelhub.backends.hf_prompts import CHAT_KEYS, Prompter, PromptSpec, prompt_spec
+from modelhub.backends.hf_score import causal_logprobs, seq2seq_logprobs
 from modelhub.decoding import Candidate, DecodingParams, decoding_validate, sample_and_rank
 
 KINDS = ("auto", "causal", "seq2seq")
 DTYPES = ("auto", "float32", "float16", "bfloat16")
+MAX_BATCH_WAIT_MS = 1000
+CHAT_MAX_NEW_TOKENS = 512  # a chat model's reply is a paragraph, not a dialogue turn
 _LOADED: dict[tuple[str, str, str, str], tuple[Any, Any]] = {}
 _LOAD_LOCK = threading.Lock()
 
@@ -55,44 +66,36 @@ class HFLocal(Backend):
         max_context_tokens: int = 512,
         turn_separator: str | None = None,
         timeout_s: float = 120.0,
+        chat_template: str = "auto",
+        system_prompt: str | None = None,
+        leading_bot: str | None = None,
+        opening_user_turn: str | None = None,
+        system_role: bool | None = None,
+        batch_wait_ms: float = 5.0,
     ) -> None:
-        config_check(
-            self.name,
-            locals(),
-            required=["path"],
-            types={
-                "path": str,
-                "batch_size": int,
-                "max_context_tokens": int,
-                "turn_separator": str,
-                "timeout_s": (int, float),
-            },
-        )
-        folder = Path(path)
-        if not (folder / "config.json").is_file():
-            raise ValueError(f"hf_local: {path!r} is not a saved model folder (no config.json)")
-        if kind not in KINDS or dtype not in DTYPES or device not in ("auto", "cpu", "cuda"):
-            raise ValueError(
-                f"hf_local: kind must be one of {KINDS}, dtype one of {DTYPES}, "
-                f"device auto/cpu/cuda; got {kind!r}, {dtype!r}, {device!r}"
-            )
-        if batch_size < 1 or max_context_tokens < 1 or timeout_s <= 0:
-            raise ValueError("hf_local: batch_size, max_context_tokens and timeout_s must be > 0")
-        from transformers import AutoConfig
-
-        try:
-            model_config = AutoConfig.from_pretrained(folder, local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"hf_local: cannot read the model config in {path!r}: {exc}") from None
+        config = dict(locals())
+        _config_check(config)
+        model_config = _model_config(Path(path))
         is_seq2seq = bool(getattr(model_config, "is_encoder_decoder", False))
         if kind == "auto":
             kind = "seq2seq" if is_seq2seq else "causal"
-        self.path, self.kind, self.device, self.dtype = str(folder), kind, device, dtype
+        self.path, self.kind, self.device, self.dtype = str(Path(path)), kind, device, dtype
         self.batch_size, self.max_context_tokens = batch_size, max_context_tokens
-        self.turn_separator, self.timeout_s = turn_separator, float(timeout_s)
+        self.timeout_s, self.batch_wait_ms = float(timeout_s), float(batch_wait_ms)
         self.max_positions: int | None = getattr(model_config, "n_positions", None) or getattr(
             model_config, "max_position_embeddings", None
         )
+        self.spec: PromptSpec = prompt_spec(
+            Path(path),
+            chat_template=chat_template,
+            turn_separator=turn_separator,
+            chat_config={k: config[k] for k in CHAT_KEYS},
+            seq2seq=kind == "seq2seq",
+        )
+        self.default_max_new_tokens = CHAT_MAX_NEW_TOKENS if self.spec.template else 40
+        self._prompter: Prompter | None = None
+        self._key: tuple[str, str, str, str] | None = None
+        self._bind_lock = threading.Lock()
 
     # -- loading -------------------------------------------------------------------------
 
@@ -113,6 +116,7 @@ class HFLocal(Backend):
         with _LOAD_LOCK:
             if key not in _LOADED:
                 _LOADED[key] = self._load_fresh(device, getattr(torch, dtype))
+        self._key = key
         return _LOADED[key]
 
     def _load_fresh(self, device: str, dtype: Any) -> tuple[Any, Any]:
@@ -126,179 +130,236 @@ class HFLocal(Backend):
             raise BackendError(f"hf_local: cannot load the model in {self.path!r}: {exc}") from None
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
-        tokenizer.truncation_side = "left"  # keep the most recent turns
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is not None:  # threads share it: no setting may change after this
+            backend.no_truncation()
+            backend.no_padding()
         return tokenizer, model.to(device).eval()
 
-    # -- inputs --------------------------------------------------------------------------
+    def _loaded(self) -> tuple[Any, Any, Prompter]:
+        """Return (tokenizer, model, prompter), loading on first use."""
+        tokenizer, model = self._load()
+        with self._bind_lock:
+            if self._prompter is None:
+                eos = model.generation_config.eos_token_id
+                eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
+                self._prompter = self.spec.bind(tokenizer, eos_ids)
+            return tokenizer, model, self._prompter
 
-    def _separator(self, tokenizer: Any) -> str:
-        if self.turn_separator is not None:
-            return self.turn_separator
-        if self.kind == "causal" and tokenizer.eos_token:
-            return str(tokenizer.eos_token)
-        return "\n"
-
-    def _prompts(self, tokenizer: Any, examples: Sequence[Example]) -> list[str]:
-        separator = self._separator(tokenizer)
-        texts = [context_text(e.turns, separator) for e in examples]
-        # A decoder-only model continues the text: end with the separator so it starts a turn.
-        return [t + separator for t in texts] if self.kind == "causal" else texts
+    def prompt(self, example: Example) -> str:
+        """Return the prompt text the model is given for ``example`` (before truncation)."""
+        return self._loaded()[2].render(example.turns)
 
     def _context_budget(self, max_new_tokens: int) -> int:
         if self.kind == "causal" and self.max_positions:
             return max(1, min(self.max_context_tokens, self.max_positions - max_new_tokens))
         return self.max_context_tokens
 
+    def _settings(self, tokenizer: Any, prompter: Prompter) -> GenerationSettings:
+        return GenerationSettings(
+            self.kind == "seq2seq", tokenizer.pad_token_id, prompter.generate_eos, self.timeout_s
+        )
+
     # -- generation ----------------------------------------------------------------------
 
     def generate(self, examples: Sequence[Example], params: Mapping[str, Any]) -> list[str]:
+        return [reply.text for reply in self.replies(examples, params)]
+
+    def replies(self, examples: Sequence[Example], params: Mapping[str, Any]) -> list[Reply]:
+        """Return one Reply per example; one example alone may share a batch with other
+        threads' (see ``hf_batch``)."""
         decoding = decoding_validate(params)
         if not examples:
             return []
-        n = decoding.num_samples if decoding.strategy == "sample_and_rank" else 1
-        samples = self.sample(examples, decoding, n=n)
-        if n == 1:
-            return [s[0] for s in samples]
-        flat = [(e, text) for e, texts in zip(examples, samples, strict=True) for text in texts]
-        scores = self.score([e for e, _ in flat], [t for _, t in flat])
-        replies = []
-        for i, example in enumerate(examples):
-            candidates = [
-                Candidate(text=text, logprob=s.total, n_tokens=len(s.logprobs))
-                for (_, text), s in zip(
-                    flat[i * n : (i + 1) * n], scores[i * n : (i + 1) * n], strict=True
-                )
-            ]
-            replies.append(sample_and_rank(candidates, example.turns, decoding).text)
-        return replies
+        if decoding.strategy == "sample_and_rank":
+            return self._ranked(examples, decoding)
+        if len(examples) == 1 and self._shares_batches(decoding):
+            return [self._shared_reply(examples[0], decoding)]
+        return [samples[0] for samples in self.sample_replies(examples, decoding)]
 
     def sample(
         self, examples: Sequence[Example], decoding: DecodingParams, *, n: int = 1
     ) -> list[list[str]]:
         """Return ``n`` responses per example (greedy when decoding is greedy), in batches."""
+        return [[r.text for r in rs] for rs in self.sample_replies(examples, decoding, n=n)]
+
+    def sample_replies(
+        self, examples: Sequence[Example], decoding: DecodingParams, *, n: int = 1
+    ) -> list[list[Reply]]:
+        """Return ``n`` Replies per example, run in this thread in batches of ``batch_size``."""
         import torch
 
-        tokenizer, model = self._load()
-        prompts = self._prompts(tokenizer, examples)
+        tokenizer, model, prompter = self._loaded()
+        budget = self._context_budget(decoding.max_new_tokens)
+        prompts = [prompter.prompt_ids(e.turns, budget) for e in examples]
+        settings = self._settings(tokenizer, prompter)
         if decoding.seed is not None:
             torch.manual_seed(decoding.seed)
-        out: list[list[str]] = []
+        out: list[list[Reply]] = []
         per_batch = max(1, self.batch_size // n) if n > 1 else self.batch_size
         for start in range(0, len(prompts), per_batch):
-            out.extend(self._generate_batch(prompts[start : start + per_batch], decoding, n))
+            chunk = prompts[start : start + per_batch]
+            rows = generate_rows(model, chunk, decoding, settings, n=n)
+            replies = [prompter.reply(row, decoding.max_new_tokens) for row in rows]
+            out.extend(replies[i * n : (i + 1) * n] for i in range(len(chunk)))
         return out
 
-    def _generate_batch(self, prompts: list[str], d: DecodingParams, n: int) -> list[list[str]]:
-        import torch
+    def _ranked(self, examples: Sequence[Example], decoding: DecodingParams) -> list[Reply]:
+        """Meena's sample-and-rank: the most likely of ``num_samples`` samples per example."""
+        n = decoding.num_samples
+        samples = self.sample_replies(examples, decoding, n=n)
+        flat = [reply for replies in samples for reply in replies]
+        scores = self.score([e for e in examples for _ in range(n)], [r.text for r in flat])
+        chosen = []
+        for i, example in enumerate(examples):
+            replies, mine = flat[i * n : (i + 1) * n], scores[i * n : (i + 1) * n]
+            candidates = [
+                Candidate(text=r.text, logprob=s.total, n_tokens=len(s.logprobs))
+                for r, s in zip(replies, mine, strict=True)
+            ]
+            best = sample_and_rank(candidates, example.turns, decoding)
+            chosen.append(next(r for r, c in zip(replies, candidates, strict=True) if c is best))
+        return chosen
 
-        tokenizer, model = self._load()
-        tokenizer.padding_side = "left" if self.kind == "causal" else "right"
-        enc = tokenizer(
-            prompts,
-            return_tensors="pt",
-            padding=True,
-            truncation=True,
-            max_length=self._context_budget(d.max_new_tokens),
-        ).to(model.device)
-        sampling = {"temperature": d.temperature, "top_k": d.top_k or None, "top_p": d.top_p}
-        if not d.do_sample:
-            sampling = {"temperature": None, "top_k": None, "top_p": None}
-        started = time.monotonic()
-        with torch.inference_mode():
-            output = model.generate(
-                **enc,
-                max_new_tokens=d.max_new_tokens,
-                do_sample=d.do_sample,
-                num_return_sequences=n,
-                pad_token_id=tokenizer.pad_token_id,
-                max_time=self.timeout_s,
-                **sampling,
-            )
-        if time.monotonic() - started >= self.timeout_s:
-            raise BackendError(
-                f"hf_local: a batch of {len(prompts)} took more than timeout_s={self.timeout_s}; "
-                "lower batch_size or max_new_tokens, or raise timeout_s"
-            )
-        new_tokens = output[:, enc["input_ids"].shape[1] :] if self.kind == "causal" else output
-        texts = [
-            self._clean(t, tokenizer)
-            for t in tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-        ]
-        return [texts[i * n : (i + 1) * n] for i in range(len(prompts))]
+    # -- micro-batching and streaming ----------------------------------------------------
 
-    def _clean(self, text: str, tokenizer: Any) -> str:
-        separator = self._separator(tokenizer)
-        if separator.strip() or separator == "\n":  # the model went on to the next turn
-            text = text.split(separator, 1)[0]
-        return text.strip()
+    def _shares_batches(self, decoding: DecodingParams) -> bool:
+        # a seeded sample must not depend on which requests happened to share its batch
+        return self.batch_wait_ms > 0 and (decoding.seed is None or not decoding.do_sample)
+
+    def _request(self, example: Example, decoding: DecodingParams, *, stream: bool) -> Request:
+        prompter = self._loaded()[2]
+        budget = self._context_budget(decoding.max_new_tokens)
+        return Request(prompter.prompt_ids(example.turns, budget), stream=stream)
+
+    def _batch_run(self, decoding: DecodingParams) -> tuple[BatchRun, GenerationSettings]:
+        tokenizer, model, prompter = self._loaded()
+        settings = self._settings(tokenizer, prompter)
+        run = partial(_rows_listened, model, decoding, settings)
+        return run, settings
+
+    def _submitted(self, request: Request, decoding: DecodingParams) -> Callable[[], bool]:
+        """Send ``request`` to its lane (or a thread of its own when batches are not shared);
+        return the function that says whether its answer may still come."""
+        run, settings = self._batch_run(decoding)
+        if not self._shares_batches(decoding):
+            if decoding.seed is not None and decoding.do_sample:
+                import torch
+
+                torch.manual_seed(decoding.seed)
+            return run_alone(run, request)
+        key = (self._key, decoding, settings, self.batch_size, self.batch_wait_ms)
+        lane = lane_get(key, run, self.batch_size, self.batch_wait_ms / 1000)
+        lane.submit(request)
+        return lane.alive
+
+    def _shared_reply(self, example: Example, decoding: DecodingParams) -> Reply:
+        request = self._request(example, decoding, stream=False)
+        alive = self._submitted(request, decoding)
+        _, row = request.next_message(alive)
+        return self._loaded()[2].reply(row, decoding.max_new_tokens)
+
+    def stream(self, example: Example, params: Mapping[str, Any]) -> Iterator[str | Reply]:
+        """Yield the reply's text as the model writes it, then the Reply (whose text the
+        pieces add up to: what ``replies`` gives). Sample-and-rank cannot stream."""
+        decoding = decoding_validate(params)
+        if decoding.strategy == "sample_and_rank":
+            yield from super().stream(example, params)
+            return
+        prompter = self._loaded()[2]
+        request = self._request(example, decoding, stream=True)
+        pieces = TextPieces(prompter)
+        try:
+            alive = self._submitted(request, decoding)
+            while True:
+                kind, value = request.next_message(alive)
+                if kind == "token":
+                    if piece := pieces.push(value):
+                        yield piece
+                    continue
+                reply = prompter.reply(value, decoding.max_new_tokens)
+                if rest := pieces.rest(reply.text):
+                    yield rest
+                yield reply
+                return
+        finally:
+            request.abandoned = True  # a closed stream: its batch need not run it
 
     # -- scoring -------------------------------------------------------------------------
 
     def score(self, examples: Sequence[Example], responses: Sequence[str]) -> list[TokenScores]:
-        """Return the log-likelihood of each response token (and of the EOS that ends it)."""
+        """Return the log-likelihood of each response token (and of the token that ends the
+        turn: the template's end of turn, or EOS), given the prompt ``generate`` would use."""
         if len(examples) != len(responses):
             raise ValueError("score needs one response per example")
-        tokenizer, _ = self._load()
-        prompts = self._prompts(tokenizer, examples)
+        if not examples:
+            return []
+        tokenizer, model, prompter = self._loaded()
+        pairs = [
+            prompter.score_ids(e.turns, r, self._context_budget)
+            for e, r in zip(examples, responses, strict=True)
+        ]
+        logprobs = causal_logprobs if self.kind == "causal" else seq2seq_logprobs
         scores: list[TokenScores] = []
-        for start in range(0, len(prompts), self.batch_size):
-            batch = slice(start, start + self.batch_size)
-            scores.extend(self._score_batch(prompts[batch], list(responses[batch])))
+        for start in range(0, len(pairs), self.batch_size):
+            batch = pairs[start : start + self.batch_size]
+            contexts, targets = [c for c, _ in batch], [t for _, t in batch]
+            scores.extend(logprobs(model, contexts, targets, tokenizer.pad_token_id))
         return scores
 
-    def _response_ids(self, tokenizer: Any, response: str) -> list[int]:
-        ids = list(tokenizer(response.strip(), add_special_tokens=False)["input_ids"])
-        return ids + ([tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else [])
 
-    def _score_batch(self, prompts: list[str], responses: list[str]) -> list[TokenScores]:
-        import torch
-
-        tokenizer, model = self._load()
-        targets = [self._response_ids(tokenizer, r) for r in responses]
-        budget = self._context_budget(max(len(t) for t in targets))
-        contexts = tokenizer(prompts, truncation=True, max_length=budget)["input_ids"]
-        if self.kind == "causal":
-            start = (
-                tokenizer.bos_token_id
-                if tokenizer.bos_token_id is not None
-                else tokenizer.eos_token_id
-            )
-            contexts = [c or [start] for c in contexts]  # the first response token needs a context
-            rows = [list(c) + t for c, t in zip(contexts, targets, strict=True)]
-            ids, mask = _pad_right(rows, tokenizer.pad_token_id)
-            with torch.inference_mode():
-                logits = model(
-                    input_ids=ids.to(model.device), attention_mask=mask.to(model.device)
-                ).logits
-            logp = torch.log_softmax(logits.float(), dim=-1).cpu()
-            return [
-                TokenScores(tuple(logp[i, len(c) - 1 + j, tok].item() for j, tok in enumerate(t)))
-                for i, (c, t) in enumerate(zip(contexts, targets, strict=True))
-            ]
-        enc_ids, enc_mask = _pad_right([list(c) for c in contexts], tokenizer.pad_token_id)
-        labels, label_mask = _pad_right(targets, -100)
-        with torch.inference_mode():
-            logits = model(
-                input_ids=enc_ids.to(model.device),
-                attention_mask=enc_mask.to(model.device),
-                labels=labels.to(model.device),
-                # decoder inputs are the labels shifted right after the start token: same mask
-                decoder_attention_mask=label_mask.to(model.device),
-            ).logits
-        logp = torch.log_softmax(logits.float(), dim=-1).cpu()
-        return [
-            TokenScores(tuple(logp[i, j, tok].item() for j, tok in enumerate(t)))
-            for i, t in enumerate(targets)
-        ]
+def _rows_listened(
+    model: Any,
+    decoding: DecodingParams,
+    settings: GenerationSettings,
+    prompts: list[list[int]],
+    listeners: list[Any],
+) -> list[list[int]]:
+    return generate_rows(model, prompts, decoding, settings, listeners=listeners)
 
 
-def _pad_right(rows: list[list[int]], pad: int) -> tuple[Any, Any]:
-    import torch
+def _config_check(config: Mapping[str, Any]) -> None:
+    """Raise ValueError for a configuration that cannot work, before anything is loaded."""
+    config_check(
+        HFLocal.name,
+        config,
+        required=["path"],
+        types={
+            "path": str,
+            "batch_size": int,
+            "max_context_tokens": int,
+            "turn_separator": str,
+            "timeout_s": (int, float),
+            "chat_template": str,
+            "batch_wait_ms": (int, float),
+        },
+    )
+    kind, dtype, device = config["kind"], config["dtype"], config["device"]
+    if kind not in KINDS or dtype not in DTYPES or device not in ("auto", "cpu", "cuda"):
+        raise ValueError(
+            f"hf_local: kind must be one of {KINDS}, dtype one of {DTYPES}, "
+            f"device auto/cpu/cuda; got {kind!r}, {dtype!r}, {device!r}"
+        )
+    if config["batch_size"] < 1 or config["max_context_tokens"] < 1 or config["timeout_s"] <= 0:
+        raise ValueError("hf_local: batch_size, max_context_tokens and timeout_s must be > 0")
+    if not 0 <= config["batch_wait_ms"] <= MAX_BATCH_WAIT_MS:
+        raise ValueError(
+            f"hf_local: batch_wait_ms must be between 0 (no micro-batching) and "
+            f"{MAX_BATCH_WAIT_MS}, not {config['batch_wait_ms']!r}"
+        )
+    if not config["chat_template"].strip():
+        raise ValueError("hf_local: chat_template must be 'auto', 'none' or a jinja template")
 
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-        mask[i, : len(row)] = 1
-    return ids, mask
+
+def _model_config(folder: Path) -> Any:
+    """Return the model's config (read without loading weights); ValueError when missing."""
+    from transformers import AutoConfig
+
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"hf_local: {str(folder)!r} is not a saved model folder (no config.json)")
+    try:
+        return AutoConfig.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ValueError(
+            f"hf_local: cannot read the model config in {str(folder)!r}: {exc}"
+        ) from None

@@ -28,7 +28,8 @@ def test_registering_then_listing_and_getting_a_model(api) -> None:
         headers=api.headers,
     )
     assert response.status_code == 201, response.content
-    assert response.json()["decoding"] == {"preset": "greedy"}
+    # registration writes the backend's length limit in (docs/modelhub.md, "Truncation")
+    assert response.json()["decoding"] == {"preset": "greedy", "max_new_tokens": 40}
     again = api.client.put(
         "/api/v1/models/echo-1",
         data={"backend": "generic_bot", "notes": "the same, noted"},

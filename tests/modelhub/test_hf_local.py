@@ -5,6 +5,7 @@ import math
 import pytest
 
 from modelhub.backends import BackendError, Example, backend_load
+from modelhub.backends.base import Reply
 from modelhub.backends.hf_local import HFLocal
 
 EXAMPLES = [
@@ -76,7 +77,9 @@ def test_sampling_is_reproducible_with_a_seed_and_sample_and_rank_returns_one_re
 def test_sample_and_rank_picks_the_most_likely_candidate(tiny_causal, monkeypatch):
     backend = HFLocal(path=tiny_causal, batch_size=8)
     candidates = ["i am fine", "ok", "that is great news"]
-    monkeypatch.setattr(backend, "sample", lambda examples, d, n: [candidates[:n]])
+    monkeypatch.setattr(
+        backend, "sample_replies", lambda examples, d, n: [[Reply(c) for c in candidates[:n]]]
+    )
     scores = backend.score([EXAMPLES[0]] * 3, candidates)
     best = max(range(3), key=lambda i: scores[i].mean)
     meena = {"preset": "meena", "num_samples": 3, "repetition_filter": False}

@@ -171,7 +171,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             frame = await self.inbox.get()
             if self.seat_id is None:
                 return
-            await self._frame_handle(frame)
+            try:
+                await self._frame_handle(frame)
+            except Exception:  # e.g. the socket closed mid-send: keep handling the next frames
+                logger.exception("chat frame worker failed on seat %s", self.seat_id)
 
     async def _frame_handle(self, frame: Frame) -> None:
         client_id = frame.data.get("client_id")

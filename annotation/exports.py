@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.db.models import CharField, Func, QuerySet
 
+from annotation.model_replies import campaign_cut_replies, payload_truncated
 from annotation.models import Campaign, Item
 from annotation.protocols import Protocol, registry
 from annotation.selectors import (
@@ -34,7 +35,6 @@ from annotation.selectors import (
     campaign_judgments_chunks,
     campaign_judgments_frame,
 )
-from annotation.truncation import campaign_cut_replies, payload_truncated
 
 Format = Literal["csv", "jsonl", "parquet"]
 FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet")
@@ -102,7 +102,7 @@ def _winners(protocol: Protocol, rows: Iterable[tuple[Any, Any, Any, Any]]) -> p
 # --- streaming ------------------------------------------------------------------------------
 
 # "winner": what an A/B judgment chose (the model, "both", "neither"); empty otherwise.
-# ``truncated``: the item shows a model reply cut at max_new_tokens (annotation.truncation).
+# ``truncated``: the item shows a model reply cut at max_new_tokens (annotation.model_replies).
 EXPORT_COLUMNS = ["campaign", *JUDGMENT_COLUMNS, "payload", "winner", "truncated"]
 # A Python value of each kind of JSON value (as the database names it): pandas infers a
 # column's dtype from the kinds of value in it, so one of each infers what the whole would.

@@ -19,6 +19,12 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation.allocation import topup_cap
+from annotation.model_replies import (
+    campaign_prompt_formats,
+    campaign_truncated_replies,
+    prompt_formats_note,
+    truncation_note,
+)
 from annotation.models import (
     Assignment,
     Campaign,
@@ -33,7 +39,6 @@ from annotation.models import (
 )
 from annotation.protocols import LiveChat, Report, registry
 from annotation.tallies import Tally, campaign_tallies
-from annotation.truncation import campaign_truncated_replies, truncation_note
 
 T = TypeVar("T")
 
@@ -465,6 +470,7 @@ def campaign_report(campaign: Campaign) -> Report:
     if isinstance(protocol, LiveChat):
         protocol.report_dialogues(parameters, report, campaign_dialogues_frame(campaign))
     truncation_note(report, campaign_truncated_replies(campaign))
+    prompt_formats_note(report, campaign_prompt_formats(campaign))
     topup = campaign_replacements(campaign)
     if topup.excluded or topup.reopened:
         report.notes.append(

@@ -37,3 +37,20 @@ def generations_truncated(*, models: Iterable[str]) -> set[tuple[str, str]]:
         .values_list("endpoint__name", "response")
         .distinct()
     )
+
+
+def generations_prompt_formats(*, models: Iterable[str]) -> dict[str, list[str]]:
+    """Return, per model, the prompt formats its stored replies were generated with (chat
+    template hash and conversation format; replies stored before formats were recorded have
+    none and are left out)."""
+    formats: dict[str, list[str]] = {}
+    rows = (
+        Generation.objects.filter(endpoint__name__in=list(models))
+        .exclude(prompt_format="")
+        .values_list("endpoint__name", "prompt_format")
+        .distinct()
+        .order_by("endpoint__name", "prompt_format")
+    )
+    for model, prompt_format in rows:
+        formats.setdefault(model, []).append(prompt_format)
+    return formats

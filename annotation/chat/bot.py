@@ -326,6 +326,7 @@ def bot_turn_store(
             "example": dialogue.key,
             "index": index,
             "finish_reason": reply.get("finish_reason", "stop"),
+            "prompt_format": reply.get("prompt_format", ""),
         }
         items_add(campaign=dialogue.campaign, items=[(bot_turn_key(dialogue, index), payload)])
         dialogue.metadata = {**dialogue.metadata, "pending": None, "failed": None}

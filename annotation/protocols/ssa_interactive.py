@@ -156,6 +156,9 @@ class InteractiveSSAProtocol(LiveChat, Simulated):
         finish_reason = payload.get("finish_reason", "stop")
         if not isinstance(finish_reason, str) or not finish_reason.strip():
             raise InvalidParameters("'finish_reason' must be why the reply ended (stop, length).")
+        prompt_format = payload.get("prompt_format", "")
+        if not isinstance(prompt_format, str):
+            raise InvalidParameters("'prompt_format' must be a text (how the context was sent).")
         return {
             "context": context,
             "response": payload["response"],
@@ -163,6 +166,7 @@ class InteractiveSSAProtocol(LiveChat, Simulated):
             "example": payload["example"],
             "index": index,
             "finish_reason": finish_reason.strip(),
+            "prompt_format": prompt_format.strip()[:200],
         }
 
     def questions(self, parameters: Mapping[str, Any]) -> list[Question]:

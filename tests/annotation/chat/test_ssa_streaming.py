@@ -83,6 +83,10 @@ def test_a_reply_streams_to_the_page_and_is_stored_once_whole(server):
     assert bot.signals["finish_reason"] == "stop" and bot.signals["first_piece_ms"] > 0
     item = Item.objects.get(campaign=campaign, key=f"{Dialogue.objects.get().key}/2")
     assert item.payload["finish_reason"] == "stop"
+    assert (
+        item.payload["prompt_format"]
+        == "messages:leading_bot=user,opening='Hello.',system_role=yes"
+    )
 
 
 def test_a_reply_cut_at_max_new_tokens_is_stored_as_truncated(server):

@@ -1,10 +1,13 @@
-"""Model replies cut at ``max_new_tokens``: which of a campaign's items show one, per model.
+"""What a campaign's model replies say of themselves: which were cut at ``max_new_tokens``,
+and which prompt formats produced them.
 
 A reply the model did not finish (``finish_reason`` "length") is rated as it was shown, and a
 reader must know how many such replies the scores rest on. Live chats store the finish reason
 with each bot turn's item; items built from generations are matched with the replies modelhub
 stored as cut (same model, same text). Items whose responses came from a file carry no finish
-reason and count as finished.
+reason and count as finished. The prompt formats (chat template hash and conversation format,
+``modelhub``'s ``Reply.prompt_format``) are those of the models' stored replies and of the
+live chats' bot turns, so a report says which format produced its replies.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from django.db.models.fields.json import KeyTextTransform
 
 from annotation.models import Campaign, Item
 from annotation.protocols import Report
-from modelhub.selectors import generations_truncated
+from modelhub.selectors import generations_prompt_formats, generations_truncated
 
 SIDES = (("model", "response"), ("model_a", "response_a"), ("model_b", "response_b"))
 TRUNCATED_COLUMNS = ["model", "replies", "truncated", "share"]
@@ -32,9 +35,8 @@ def _shown(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def campaign_cut_replies(campaign: Campaign) -> set[tuple[str, str]]:
-    """Return the (model, reply) pairs modelhub stored as cut, for the models the campaign's
-    items show (one query for the names, one for the replies)."""
+def _models(campaign: Campaign) -> set[str]:
+    """Return the names of the models whose replies the campaign's items show."""
     models: set[str] = set()
     for side, _ in SIDES:
         models.update(
@@ -42,7 +44,30 @@ def campaign_cut_replies(campaign: Campaign) -> set[tuple[str, str]]:
             .values_list(KeyTextTransform(side, "payload"), flat=True)
             .distinct()
         )
-    return generations_truncated(models=models - {None})
+    return models - {None}
+
+
+def campaign_cut_replies(campaign: Campaign) -> set[tuple[str, str]]:
+    """Return the (model, reply) pairs modelhub stored as cut, for the models the campaign's
+    items show (one query for the names, one for the replies)."""
+    return generations_truncated(models=_models(campaign))
+
+
+def campaign_prompt_formats(campaign: Campaign) -> dict[str, list[str]]:
+    """Return, per model the campaign shows, the prompt formats of its replies: those of its
+    stored generations and of the campaign's live-chat bot turns."""
+    formats = generations_prompt_formats(models=_models(campaign))
+    chats = (
+        Item.objects.filter(campaign=campaign, payload__has_key="prompt_format")
+        .values_list(
+            KeyTextTransform("model", "payload"), KeyTextTransform("prompt_format", "payload")
+        )
+        .distinct()
+    )
+    for model, prompt_format in chats:
+        if model and prompt_format and prompt_format not in formats.get(model, []):
+            formats.setdefault(model, []).append(prompt_format)
+    return formats
 
 
 def payload_truncated(payload: Any, cut: set[tuple[str, str]]) -> bool:
@@ -72,6 +97,19 @@ def campaign_truncated_replies(campaign: Campaign) -> pd.DataFrame:
     table = table.reset_index().astype({"replies": int, "truncated": int})
     table["share"] = table["truncated"] / table["replies"]
     return table[TRUNCATED_COLUMNS]
+
+
+def prompt_formats_note(report: Report, formats: Mapping[str, list[str]]) -> None:
+    """Add a note naming each model's prompt format(s), and warn when one model's replies
+    were produced by several (a template or conversation format changed mid-study)."""
+    if not formats:
+        return
+    listed = "; ".join(f"{m}: {', '.join(f)}" for m, f in sorted(formats.items()))
+    mixed = sorted(m for m, f in formats.items() if len(f) > 1)
+    report.notes.append(
+        f"Prompt formats of the models' replies: {listed}."
+        + (f" Mixed formats for {', '.join(mixed)}: compare with care." if mixed else "")
+    )
 
 
 def truncation_note(report: Report, table: pd.DataFrame) -> None:

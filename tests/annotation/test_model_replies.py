@@ -7,12 +7,13 @@ import pytest
 from annotation.datasets.records import Context
 from annotation.exports import judgments_export, judgments_export_frame
 from annotation.items import campaign_items_from_responses
+from annotation.model_replies import campaign_truncated_replies
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create
-from annotation.truncation import campaign_truncated_replies
 from modelhub import services
 from modelhub.backends import Reply
 from modelhub.backends.generic_bot import GenericBot
+from modelhub.models import Generation
 from modelhub.services import endpoint_register
 from tests.factories import AssignmentFactory, JudgmentFactory, WorkerFactory
 
@@ -29,6 +30,7 @@ def models(db, monkeypatch):
             Reply(
                 text=f"{'A long story about' if cut else 'ok'} {e.turns[0]}",
                 finish_reason="length" if cut and e.turns[0][-2] in "02" else "stop",
+                prompt_format="chat_template:0123456789ab|leading_bot=user" if cut else "",
             )
             for e in examples
         ]
@@ -66,6 +68,11 @@ def test_a_likert_study_counts_and_flags_the_truncated_replies(models, tmp_path)
     report = campaign_report(campaign)
     assert report.tables["truncated"].equals(table)
     assert any("long: 2 of 4" in note for note in report.notes)
+    # The report names the format that produced each model's replies (none recorded: left out).
+    formats = [n for n in report.notes if n.startswith("Prompt formats")]
+    assert formats == [
+        "Prompt formats of the models' replies: long: chat_template:0123456789ab|leading_bot=user."
+    ]
 
     frame = judgments_export_frame(campaign)
     flagged = frame[frame["truncated"]]
@@ -93,3 +100,15 @@ def test_a_study_without_a_cut_reply_has_no_truncation_table_or_note(models):
     assert "truncated" not in report.tables
     assert not any("Truncated" in note for note in report.notes)
     assert not judgments_export_frame(campaign)["truncated"].any()
+
+
+@pytest.mark.django_db
+def test_a_model_whose_replies_came_from_two_formats_is_named_in_the_note(models):
+    campaign = campaign_create(slug="mixed", name="M", protocol="likert")
+    campaign_items_from_responses(campaign=campaign, contexts=CONTEXTS, models=["long"])
+    Generation.objects.filter(endpoint__name="long", response__endswith="day 3.").update(
+        prompt_format="joined:'</s>'"
+    )
+    [note] = [n for n in campaign_report(campaign).notes if n.startswith("Prompt formats")]
+    assert "long: chat_template:0123456789ab|leading_bot=user, joined:'</s>'" in note
+    assert note.endswith("Mixed formats for long: compare with care.")

@@ -86,7 +86,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     watchdog: asyncio.Task | None = None
     grouped: bool = False  # in the seat's group (False while the layer is down)
     sent: str = ""  # the last state frame sent, to resend only a changed one when polling
-    inbox: asyncio.Queue[Frame]
+    inbox: asyncio.Queue[Frame | tuple[AnnotationError, Any]]
     frame_worker: asyncio.Task | None = None  # handles the frames in order (receive)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
@@ -153,26 +153,30 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         self.last_frame = time.monotonic()
         client_id = None
+        received: Frame | tuple[AnnotationError, Any]
         try:
             frame = frame_parse(text_data, bytes_data)
             client_id = frame.data.get("client_id")
             self.frames.take()  # RateLimited: an error frame "rate_limited"
+            received = frame
         except AnnotationError as exc:
-            await self._error(exc, client_id=client_id)
-            return
+            received = (exc, client_id)  # answered in its turn, after the frames before it
         if self.frame_worker is None:
             self.inbox = asyncio.Queue()
             self.frame_worker = asyncio.create_task(self._frames_handle())
-        self.inbox.put_nowait(frame)
+        self.inbox.put_nowait(received)
 
     async def _frames_handle(self) -> None:
         """Handle the socket's frames in the order they came (the frame worker)."""
         while True:
-            frame = await self.inbox.get()
+            received = await self.inbox.get()
             if self.seat_id is None:
                 return
             try:
-                await self._frame_handle(frame)
+                if isinstance(received, Frame):
+                    await self._frame_handle(received)
+                else:
+                    await self._error(*received)
             except Exception:  # e.g. the socket closed mid-send: keep handling the next frames
                 logger.exception("chat frame worker failed on seat %s", self.seat_id)
 

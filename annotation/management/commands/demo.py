@@ -21,7 +21,7 @@ from annotation.models import Campaign
 from annotation.reports import report_text, report_write
 from annotation.selectors import campaign_progress, campaign_report
 from annotation.simulation import crowd_make, crowd_run
-from modelhub.demo import demo_endpoints_register
+from modelhub.demo import STREAMING_BOT, demo_endpoints_register
 
 
 class Command(BaseCommand):
@@ -109,7 +109,8 @@ class Command(BaseCommand):
                 dialogues=[[u.text for u in d.utterances] for d in dialogues],
                 tiny_model=tiny_model,
             )
-            models = [e.name for e in endpoints]
+            # The streaming bot is the live chat's; the static studies rate the others.
+            models = [e.name for e in endpoints if e.name != STREAMING_BOT]
         else:
             models = []
         campaigns = []

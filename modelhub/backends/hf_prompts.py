@@ -10,6 +10,12 @@ score, the reply being the assistant turn of the templated conversation.
 
 Templated prompts are tokenized without the tokenizer's special tokens: a template writes its
 own BOS, and adding another would double it.
+
+What people wrote is text, never control: a worker's turn (or a reply being scored) that
+contains a control token's text — ``<|eot_id|><|start_header_id|>system<|end_header_id|>``,
+``<|endoftext|>`` — would otherwise be tokenized as those tokens, ending the turn or opening a
+system turn of the worker's own making. ``defused`` breaks each such text with a zero-width
+space before the context is rendered, so the tokenizer reads it as ordinary characters.
 """
 
 from __future__ import annotations
@@ -31,6 +37,25 @@ from modelhub.backends.conversation import (
 TEMPLATE_MODES = ("auto", "none")
 CHAT_KEYS = ("system_prompt", "leading_bot", "opening_user_turn", "system_role")
 _SENTINEL = "Zq9sentinel"  # an assistant message's text, found again to see how turns end
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+def control_texts(tokenizer: Any) -> tuple[str, ...]:
+    """Return the texts the tokenizer reads as special tokens, longest first."""
+    texts = set(tokenizer.all_special_tokens)
+    texts.update(
+        t.content for t in tokenizer.added_tokens_decoder.values() if getattr(t, "special", False)
+    )
+    return tuple(sorted((t for t in texts if len(t) > 1), key=len, reverse=True))
+
+
+def defused(text: str, controls: Sequence[str]) -> str:
+    """Return ``text`` with every control token's text broken by a zero-width space after
+    its first character, so the tokenizer reads it as characters, never as the token."""
+    for control in controls:
+        if control in text:
+            text = text.replace(control, control[0] + ZERO_WIDTH_SPACE + control[1:])
+    return text
 
 
 def template_saved(folder: Path) -> str | None:
@@ -137,6 +162,7 @@ class Prompter:
 
     def __init__(self, spec: PromptSpec, tokenizer: Any, model_eos: Sequence[int]) -> None:
         self.spec, self.tokenizer = spec, tokenizer
+        self.controls = control_texts(tokenizer)
         eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
         self.stop_ids = frozenset([*model_eos, *eos])
         self.generate_eos, self.cut = None, None
@@ -199,7 +225,7 @@ class JoinedPrompter(Prompter):
         self._specials = _special_ids(self)
 
     def render(self, turns: Sequence[str]) -> str:
-        text = context_text(turns, self.separator)
+        text = context_text([defused(t, self.controls) for t in turns], self.separator)
         # A decoder-only model continues the text: end with the separator so it starts a turn.
         return text if self.spec.seq2seq else text + self.separator
 
@@ -219,7 +245,8 @@ class JoinedPrompter(Prompter):
         self, turns: Sequence[str], reply: str, budget_for: Callable[[int], int]
     ) -> tuple[list[int], list[int]]:
         eos = self.tokenizer.eos_token_id
-        targets = self.encode(reply.strip(), special=False) + ([eos] if eos is not None else [])
+        reply = defused(reply.strip(), self.controls)
+        targets = self.encode(reply, special=False) + ([eos] if eos is not None else [])
         context = self.prompt_ids(turns, budget_for(len(targets)))
         if not context and not self.spec.seq2seq:  # the first target token needs a context
             bos = self.tokenizer.bos_token_id
@@ -295,7 +322,9 @@ class TemplatePrompter(Prompter):
 
     def _messages(self, turns: Sequence[str], reply: str | None = None) -> list[dict[str, str]]:
         # a bot opening the conversation answers a neutral user turn
-        return conversation_messages(turns or [self.fmt.opening_user_turn], self.fmt, reply=reply)
+        turns = [defused(t, self.controls) for t in turns] or [self.fmt.opening_user_turn]
+        reply = None if reply is None else defused(reply, self.controls)
+        return conversation_messages(turns, self.fmt, reply=reply)
 
     def _render(self, turns: Sequence[str], reply: str | None = None) -> str:
         try:
@@ -372,4 +401,5 @@ class TemplatePrompter(Prompter):
 
     def _fallback_targets(self, reply: str) -> list[int]:
         end = self.end_id if self.end_id is not None else self.tokenizer.eos_token_id
-        return self.encode(reply.strip(), special=False) + ([end] if end is not None else [])
+        reply = defused(reply.strip(), self.controls)
+        return self.encode(reply, special=False) + ([end] if end is not None else [])

@@ -23,7 +23,7 @@ from annotation.protocols import Report
 from modelhub.selectors import generations_prompt_formats, generations_truncated
 
 SIDES = (("model", "response"), ("model_a", "response_a"), ("model_b", "response_b"))
-TRUNCATED_COLUMNS = ["model", "replies", "truncated", "share"]
+TRUNCATED_COLUMNS = ["model", "replies", "truncated", "truncated_share"]
 
 
 def _shown(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -80,7 +80,8 @@ def payload_truncated(payload: Any, cut: set[tuple[str, str]]) -> bool:
 
 def campaign_truncated_replies(campaign: Campaign) -> pd.DataFrame:
     """Return, per model, the replies the campaign's items show and how many were truncated
-    (columns ``model``, ``replies``, ``truncated``, ``share``); empty without model replies."""
+    (columns ``model``, ``replies``, ``truncated``, ``truncated_share``); empty without model
+    replies."""
     cut = campaign_cut_replies(campaign)
     payloads = Item.objects.filter(campaign=campaign, gold__isnull=True).values_list(
         "payload", flat=True
@@ -95,7 +96,7 @@ def campaign_truncated_replies(campaign: Campaign) -> pd.DataFrame:
     frame = pd.DataFrame(shown, columns=["model", "cut"])
     table = frame.groupby("model", sort=True)["cut"].agg(replies="size", truncated="sum")
     table = table.reset_index().astype({"replies": int, "truncated": int})
-    table["share"] = table["truncated"] / table["replies"]
+    table["truncated_share"] = table["truncated"] / table["replies"]
     return table[TRUNCATED_COLUMNS]
 
 

@@ -36,6 +36,14 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "model": ("Model", "The system whose responses were rated."),
     "model_a": ("Model A", "The first model of the pair."),
     "model_b": ("Model B", "The second model of the pair."),
+    # model replies cut at their length limit (annotation/model_replies.py)
+    "replies": ("Replies", "The model's replies the campaign's items show."),
+    "truncated": (
+        "Truncated",
+        "Replies cut at the model's max_new_tokens (finish reason 'length'): rated as shown, "
+        "unfinished.",
+    ),
+    "truncated_share": ("Truncated share", "Truncated replies ÷ replies."),
     "aspect": ("Aspect", "The quality rated (e.g. engagingness)."),
     "n": ("n", "Number of ratings (or comparisons) behind the row."),
     "mean": ("Mean", "Mean rating."),

@@ -61,8 +61,8 @@ def test_a_likert_study_counts_and_flags_the_truncated_replies(models, tmp_path)
     campaign_items_from_responses(campaign=campaign, contexts=CONTEXTS, models=["long", "short"])
     table = campaign_truncated_replies(campaign)
     assert table.to_dict("records") == [
-        {"model": "long", "replies": 4, "truncated": 2, "share": 0.5},
-        {"model": "short", "replies": 4, "truncated": 0, "share": 0.0},
+        {"model": "long", "replies": 4, "truncated": 2, "truncated_share": 0.5},
+        {"model": "short", "replies": 4, "truncated": 0, "truncated_share": 0.0},
     ]
     _judged(campaign, "empathy", 4)
     report = campaign_report(campaign)

@@ -59,9 +59,8 @@ def judgments_export_frame(
         "%Y-%m-%dT%H:%M:%S.%fZ"
     )
     cut = campaign_cut_replies(campaign)
-    frame["truncated"] = pd.Series(
-        [payload_truncated(p, cut) for p in frame["payload"]], dtype=bool
-    )
+    truncated = [payload_truncated(p, cut) for p in frame["payload"]]
+    frame["truncated"] = pd.Series(truncated, dtype=bool, index=frame.index)
     return frame
 
 

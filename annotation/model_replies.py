@@ -13,6 +13,7 @@ live chats' bot turns, so a report says which format produced its replies.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -36,38 +37,19 @@ def _shown(payload: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _models(campaign: Campaign) -> set[str]:
-    """Return the names of the models whose replies the campaign's items show."""
-    models: set[str] = set()
-    for side, _ in SIDES:
-        models.update(
-            Item.objects.filter(campaign=campaign, payload__has_key=side)
-            .values_list(KeyTextTransform(side, "payload"), flat=True)
-            .distinct()
-        )
-    return models - {None}
+    """Return the names of the models whose replies the campaign's items show (one query)."""
+    rows = (
+        Item.objects.filter(campaign=campaign)
+        .values_list(*(KeyTextTransform(side, "payload") for side, _ in SIDES))
+        .distinct()
+    )
+    return {name for row in rows for name in row if name}
 
 
 def campaign_cut_replies(campaign: Campaign) -> set[tuple[str, str]]:
     """Return the (model, reply) pairs modelhub stored as cut, for the models the campaign's
     items show (one query for the names, one for the replies)."""
     return generations_truncated(models=_models(campaign))
-
-
-def campaign_prompt_formats(campaign: Campaign) -> dict[str, list[str]]:
-    """Return, per model the campaign shows, the prompt formats of its replies: those of its
-    stored generations and of the campaign's live-chat bot turns."""
-    formats = generations_prompt_formats(models=_models(campaign))
-    chats = (
-        Item.objects.filter(campaign=campaign, payload__has_key="prompt_format")
-        .values_list(
-            KeyTextTransform("model", "payload"), KeyTextTransform("prompt_format", "payload")
-        )
-        .distinct()
-    )
-    for model, prompt_format in chats:
-        if model and prompt_format and prompt_format not in formats.get(model, []):
-            formats.setdefault(model, []).append(prompt_format)
-    return formats
 
 
 def payload_truncated(payload: Any, cut: set[tuple[str, str]]) -> bool:
@@ -78,26 +60,67 @@ def payload_truncated(payload: Any, cut: set[tuple[str, str]]) -> bool:
     return payload.get("finish_reason") == "length" or any(p in cut for p in _shown(payload))
 
 
-def campaign_truncated_replies(campaign: Campaign) -> pd.DataFrame:
-    """Return, per model, the replies the campaign's items show and how many were truncated
-    (columns ``model``, ``replies``, ``truncated``, ``truncated_share``); empty without model
-    replies."""
-    cut = campaign_cut_replies(campaign)
+@dataclass(frozen=True)
+class Shown:
+    """The model replies a campaign's items show: (model, reply, the item says it was cut),
+    one per reply shown, and live chats' prompt formats per model."""
+
+    replies: list[tuple[str, str, bool]]
+    chat_formats: dict[str, list[str]]
+
+    @property
+    def models(self) -> set[str]:
+        return {model for model, _, _ in self.replies}
+
+
+def campaign_shown_replies(campaign: Campaign) -> Shown:
+    """Read the campaign's items once for what their model replies say of themselves."""
     payloads = Item.objects.filter(campaign=campaign, gold__isnull=True).values_list(
         "payload", flat=True
     )
-    shown: list[tuple[str, bool]] = []
+    replies: list[tuple[str, str, bool]] = []
+    chat_formats: dict[str, list[str]] = {}
     for payload in payloads.iterator():
-        if isinstance(payload, Mapping):
-            own = payload.get("finish_reason") == "length"
-            shown.extend((m, own or (m, t) in cut) for m, t in _shown(payload))
-    if not shown:
+        if not isinstance(payload, Mapping):
+            continue
+        own = payload.get("finish_reason") == "length"
+        replies.extend((m, t, own) for m, t in _shown(payload))
+        model, prompt_format = payload.get("model"), payload.get("prompt_format")
+        if model and prompt_format and prompt_format not in chat_formats.get(model, []):
+            chat_formats.setdefault(model, []).append(prompt_format)
+    return Shown(replies=replies, chat_formats=chat_formats)
+
+
+def truncated_table(shown: Shown) -> pd.DataFrame:
+    """Return, per model, the replies shown and how many were truncated (columns ``model``,
+    ``replies``, ``truncated``, ``truncated_share``); empty without model replies."""
+    if not shown.replies:
         return pd.DataFrame(columns=TRUNCATED_COLUMNS)
-    frame = pd.DataFrame(shown, columns=["model", "cut"])
+    cut = generations_truncated(models=shown.models)
+    rows = [(m, own or (m, t) in cut) for m, t, own in shown.replies]
+    frame = pd.DataFrame(rows, columns=["model", "cut"])
     table = frame.groupby("model", sort=True)["cut"].agg(replies="size", truncated="sum")
     table = table.reset_index().astype({"replies": int, "truncated": int})
     table["truncated_share"] = table["truncated"] / table["replies"]
     return table[TRUNCATED_COLUMNS]
+
+
+def prompt_formats(shown: Shown) -> dict[str, list[str]]:
+    """Return, per model shown, the prompt formats of its replies: those of its stored
+    generations, then those of the campaign's live-chat bot turns."""
+    formats = generations_prompt_formats(models=shown.models)
+    for model, chat in shown.chat_formats.items():
+        known = formats.setdefault(model, [])
+        known.extend(f for f in chat if f not in known)
+    return {model: found for model, found in formats.items() if found}
+
+
+def campaign_replies_notes(report: Report, campaign: Campaign) -> None:
+    """Add to the report what the campaign's model replies say of themselves: the truncated
+    ones (a table and a note, when any) and the prompt formats (a note)."""
+    shown = campaign_shown_replies(campaign)
+    truncation_note(report, truncated_table(shown))
+    prompt_formats_note(report, prompt_formats(shown))
 
 
 def prompt_formats_note(report: Report, formats: Mapping[str, list[str]]) -> None:

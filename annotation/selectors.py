@@ -19,12 +19,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation.allocation import topup_cap
-from annotation.model_replies import (
-    campaign_prompt_formats,
-    campaign_truncated_replies,
-    prompt_formats_note,
-    truncation_note,
-)
+from annotation.model_replies import campaign_replies_notes
 from annotation.models import (
     Assignment,
     Campaign,
@@ -469,8 +464,7 @@ def campaign_report(campaign: Campaign) -> Report:
     report = protocol.report(parameters, items, campaign_report_judgments_frame(campaign))
     if isinstance(protocol, LiveChat):
         protocol.report_dialogues(parameters, report, campaign_dialogues_frame(campaign))
-    truncation_note(report, campaign_truncated_replies(campaign))
-    prompt_formats_note(report, campaign_prompt_formats(campaign))
+    campaign_replies_notes(report, campaign)
     topup = campaign_replacements(campaign)
     if topup.excluded or topup.reopened:
         report.notes.append(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -37,17 +37,24 @@ def changed_event(**extra: Any) -> dict[str, Any]:
     return {"type": "chat.changed", **extra}
 
 
-async def seats_notify_async(seat_ids: Iterable[int], **extra: Any) -> bool:
-    """Tell the seats' consumers that their state changed (from async code); return False if
-    the layer failed (noted, not raised)."""
+async def _group_send(seat_id: int, event: dict[str, Any]) -> bool:
+    """Send ``event`` to the seat's group; return False if the layer failed (noted)."""
     layer = get_channel_layer()
     if layer is None:
         return True
+    try:
+        await layer.group_send(seat_group(seat_id), event)
+    except LAYER_ERRORS as exc:
+        layer_error(exc, where="group_send")
+        return False
+    return True
+
+
+async def seats_notify_async(seat_ids: Iterable[int], **extra: Any) -> bool:
+    """Tell the seats' consumers that their state changed (from async code); return False if
+    the layer failed (noted, not raised)."""
     for seat_id in dict.fromkeys(seat_ids):
-        try:
-            await layer.group_send(seat_group(seat_id), changed_event(**extra))
-        except LAYER_ERRORS as exc:
-            layer_error(exc, where="group_send")
+        if not await _group_send(seat_id, changed_event(**extra)):
             return False
     return True
 
@@ -55,32 +62,28 @@ async def seats_notify_async(seat_ids: Iterable[int], **extra: Any) -> bool:
 async def seat_partial_async(seat_id: int, partial: dict[str, Any]) -> bool:
     """Send a bot reply's text so far to the seat's sockets (no database read: a partial is
     shown, never stored); return False if the layer failed (noted, not raised)."""
-    layer = get_channel_layer()
-    if layer is None:
-        return True
-    try:
-        await layer.group_send(seat_group(seat_id), {"type": "chat.partial", **partial})
-    except LAYER_ERRORS as exc:
-        layer_error(exc, where="group_send")
-        return False
-    return True
+    return await _group_send(seat_id, {"type": "chat.partial", **partial})
+
+
+def _in_memory_send(send_async: Callable[..., Awaitable[bool]], *args: Any, **kwargs: Any) -> bool:
+    """Run a send on the in-memory layer, which lives on the web process's own loop."""
+    send = async_to_sync(send_async)
+    if _loop_running():  # e.g. a command called from async code: send from a helper thread
+        with ThreadPoolExecutor(max_workers=1) as helper:
+            return helper.submit(send, *args, **kwargs).result(timeout=NOTIFY_TIMEOUT_S)
+    return send(*args, **kwargs)
 
 
 def seat_partial(seat_id: int, partial: dict[str, Any]) -> None:
     """Send a bot reply's text so far to the seat (from sync code: the bot turn's task),
-    without waiting for the layer: generation never waits on a partial.
+    without waiting for a network layer: generation never waits on a partial.
 
     Partials carry the whole text so far and a sequence number, so one lost or overtaken
     on the way changes nothing but how soon the worker sees the text; the stored turn,
     sent as state when the reply is complete, is what counts.
     """
     if isinstance(get_channel_layer(), InMemoryChannelLayer):
-        send = async_to_sync(seat_partial_async)
-        if _loop_running():
-            with ThreadPoolExecutor(max_workers=1) as helper:
-                helper.submit(send, seat_id, partial).result(timeout=NOTIFY_TIMEOUT_S)
-            return
-        send(seat_id, partial)
+        _in_memory_send(seat_partial_async, seat_id, partial)
         return
     asyncio.run_coroutine_threadsafe(seat_partial_async(seat_id, partial), _sender())
 
@@ -97,11 +100,7 @@ def seats_notify(seat_ids: Iterable[int], **extra: Any) -> bool:
     if not seat_ids:
         return True
     if isinstance(get_channel_layer(), InMemoryChannelLayer):
-        send = async_to_sync(seats_notify_async)
-        if _loop_running():  # e.g. a command called from async code: send from a helper thread
-            with ThreadPoolExecutor(max_workers=1) as helper:
-                return helper.submit(send, seat_ids, **extra).result(timeout=NOTIFY_TIMEOUT_S)
-        return send(seat_ids, **extra)
+        return _in_memory_send(seats_notify_async, seat_ids, **extra)
     future = asyncio.run_coroutine_threadsafe(seats_notify_async(seat_ids, **extra), _sender())
     try:
         return future.result(timeout=NOTIFY_TIMEOUT_S)

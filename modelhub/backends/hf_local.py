@@ -177,12 +177,6 @@ class HFLocal(Backend):
             return [self._shared_reply(examples[0], decoding)]
         return [samples[0] for samples in self.sample_replies(examples, decoding)]
 
-    def sample(
-        self, examples: Sequence[Example], decoding: DecodingParams, *, n: int = 1
-    ) -> list[list[str]]:
-        """Return ``n`` responses per example (greedy when decoding is greedy), in batches."""
-        return [[r.text for r in rs] for rs in self.sample_replies(examples, decoding, n=n)]
-
     def sample_replies(
         self, examples: Sequence[Example], decoding: DecodingParams, *, n: int = 1
     ) -> list[list[Reply]]:

@@ -7,7 +7,7 @@ import pytest
 from annotation.datasets.records import Context
 from annotation.exports import judgments_export, judgments_export_frame
 from annotation.items import campaign_items_from_responses
-from annotation.model_replies import campaign_truncated_replies
+from annotation.model_replies import campaign_shown_replies, truncated_table
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create
 from modelhub import services
@@ -59,7 +59,7 @@ def _judged(campaign, question, value):
 def test_a_likert_study_counts_and_flags_the_truncated_replies(models, tmp_path):
     campaign = campaign_create(slug="trunc", name="T", protocol="likert")
     campaign_items_from_responses(campaign=campaign, contexts=CONTEXTS, models=["long", "short"])
-    table = campaign_truncated_replies(campaign)
+    table = truncated_table(campaign_shown_replies(campaign))
     assert table.to_dict("records") == [
         {"model": "long", "replies": 4, "truncated": 2, "truncated_share": 0.5},
         {"model": "short", "replies": 4, "truncated": 0, "truncated_share": 0.0},

@@ -138,7 +138,13 @@ def _render_visit(
     if visit.kind == "done":
         assert visit.assignment is not None
         template = "annotation/done.html"
-        context["completion"] = assignment_completion(assignment=visit.assignment)
+        context.update(
+            completion=assignment_completion(assignment=visit.assignment),
+            continue_url=_task_url(campaign, arrival),
+            withdraw_url=_task_url(campaign, arrival, "task_withdraw")
+            + "&"
+            + urlencode({"token": assignment_token(visit.assignment)}),
+        )
     elif visit.kind in ("nothing", "stopped"):
         template = "annotation/nothing.html"
     else:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
+
 from annotation.exceptions import AnnotationError, InvalidParameters
 
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
@@ -55,7 +57,11 @@ def clean_id(value: str, what: str) -> str:
     """Return ``value`` if it is a plausible provider identifier; raise otherwise."""
     if not _ID.match(value):
         raise InvalidParameters(
-            f"The {what} in this link is not valid: use 1–128 letters, digits, '_', '-', '.', ':'."
+            gettext(
+                "The %(what)s in this link is not valid: use 1–128 letters, digits, '_', '-', "
+                "'.', ':'."
+            )
+            % {"what": gettext(what)}
         )
     return value
 

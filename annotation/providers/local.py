@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.core import signing
+from django.utils.translation import gettext, gettext_noop
 
 from annotation.exceptions import NotAllowed
 from annotation.providers.base import (
@@ -52,8 +53,8 @@ class LocalProvider(Provider):
         key = params.get("key", "").strip()
         return Arrival(
             provider=NAME,
-            worker_id=clean_id(worker_id, "worker id"),
-            signature=clean_id(key, "link key") if key else "",
+            worker_id=clean_id(worker_id, gettext_noop("worker id")),
+            signature=clean_id(key, gettext_noop("link key")) if key else "",
         )
 
     def arrival_query(self, arrival: Arrival) -> dict[str, str]:
@@ -69,8 +70,10 @@ class LocalProvider(Provider):
             arrival.signature, link_key(campaign, arrival.worker_id)
         ):
             raise NotAllowed(
-                "This link does not open the study: use the personal link the researcher "
-                "sent you, exactly as it was sent."
+                gettext(
+                    "This link does not open the study: use the personal link the researcher "
+                    "sent you, exactly as it was sent."
+                )
             )
 
     def completion(

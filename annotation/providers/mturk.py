@@ -27,6 +27,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from annotation.exceptions import InvalidParameters
 from annotation.providers.base import (
@@ -186,7 +187,7 @@ class MTurkProvider(Provider):
         assignment_id = params.get("assignmentId", "").strip()
         if not assignment_id:
             return None
-        hit_id = clean_id(params.get("hitId", "").strip(), "HIT id")
+        hit_id = clean_id(params.get("hitId", "").strip(), gettext_noop("HIT id"))
         if assignment_id == PREVIEW_ASSIGNMENT_ID:
             return Arrival(provider=NAME, worker_id="", hit_id=hit_id, preview=True)
         submit_to = params.get("turkSubmitTo", "").strip().rstrip("/")
@@ -196,8 +197,8 @@ class MTurkProvider(Provider):
             )
         return Arrival(
             provider=NAME,
-            worker_id=clean_id(params.get("workerId", "").strip(), "worker id"),
-            assignment_id=clean_id(assignment_id, "assignment id"),
+            worker_id=clean_id(params.get("workerId", "").strip(), gettext_noop("worker id")),
+            assignment_id=clean_id(assignment_id, gettext_noop("assignment id")),
             hit_id=hit_id,
             submit_to=submit_to,
         )

@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 
 import urllib3
 from django.conf import settings
+from django.utils.translation import gettext, gettext_noop
 
 from annotation.exceptions import InvalidParameters, NotAllowed
 from annotation.providers.base import (
@@ -136,9 +137,11 @@ class ProlificProvider(Provider):
             return None
         return Arrival(
             provider=NAME,
-            worker_id=clean_id(pid, "Prolific participant id"),
-            assignment_id=clean_id(params.get("SESSION_ID", "").strip(), "Prolific session id"),
-            hit_id=clean_id(params.get("STUDY_ID", "").strip(), "Prolific study id"),
+            worker_id=clean_id(pid, gettext_noop("Prolific participant id")),
+            assignment_id=clean_id(
+                params.get("SESSION_ID", "").strip(), gettext_noop("Prolific session id")
+            ),
+            hit_id=clean_id(params.get("STUDY_ID", "").strip(), gettext_noop("Prolific study id")),
         )
 
     def arrival_query(self, arrival: Arrival) -> dict[str, str]:
@@ -157,15 +160,20 @@ class ProlificProvider(Provider):
             found = self.request("GET", f"/api/v1/submissions/{arrival.assignment_id}/")
         except ProviderError as exc:
             if exc.fields.get("status") in ("400", "404"):
-                raise NotAllowed("Prolific does not know this session.") from None
+                raise NotAllowed(gettext("Prolific does not know this session.")) from None
             raise
         participant = found.get("participant_id") or found.get("participant")
         if participant != arrival.worker_id or found.get("study_id") != arrival.hit_id:
-            raise NotAllowed("This Prolific session belongs to another participant or study.")
+            raise NotAllowed(
+                gettext("This Prolific session belongs to another participant or study.")
+            )
         if found.get("status") != "ACTIVE":
             raise NotAllowed(
-                "This Prolific session is no longer active "
-                f"({str(found.get('status', '')).lower()}); start the study again on Prolific."
+                gettext(
+                    "This Prolific session is no longer active (%(status)s); start the study "
+                    "again on Prolific."
+                )
+                % {"status": str(found.get("status", "")).lower()[:40]}
             )
 
     def completion(

@@ -11,6 +11,7 @@ from django.core import signing
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
 from annotation.allocation import leases_release
 from annotation.exceptions import Conflict, NotAllowed, TooMany
@@ -21,10 +22,10 @@ from webhooks import events as webhook_events
 _TOKEN_SALT = "annotation.assignment"
 
 
-ELSEWHERE = (
+ELSEWHERE = gettext_noop(
     "You already have this study open under another session (another window, device or "
     "HIT): please continue there. If you returned it, it is released after "
-    "{minutes} minutes without activity, and this link then works."
+    "%(minutes)s minutes without activity, and this link then works."
 )
 
 
@@ -41,13 +42,19 @@ def assignment_from_token(token: str) -> Assignment:
         pk = signing.loads(token, salt=_TOKEN_SALT, max_age=settings.TOKEN_MAX_AGE)["a"]
         return Assignment.objects.select_related("campaign", "worker").get(pk=pk)
     except signing.SignatureExpired:
-        raise NotAllowed("This page was open too long; please reload it to continue.") from None
+        raise NotAllowed(
+            gettext("This page was open too long; please reload it to continue.")
+        ) from None
     except (signing.BadSignature, KeyError, TypeError, Assignment.DoesNotExist):
-        raise NotAllowed("This page's session is not valid; please reopen the task link.") from None
+        raise NotAllowed(
+            gettext("This page's session is not valid; please reopen the task link.")
+        ) from None
 
 
 def _elsewhere() -> NotAllowed:
-    return NotAllowed(ELSEWHERE.format(minutes=max(1, settings.EVALSITE_ABANDON_SECONDS // 60)))
+    return NotAllowed(
+        gettext(ELSEWHERE) % {"minutes": max(1, settings.EVALSITE_ABANDON_SECONDS // 60)}
+    )
 
 
 def assignment_authorise(*, campaign: Campaign, arrival: Arrival, token: str) -> Assignment:
@@ -60,12 +67,12 @@ def assignment_authorise(*, campaign: Campaign, arrival: Arrival, token: str) ->
     acts on nothing.
     """
     if arrival.preview:
-        raise NotAllowed("This is a preview: accept the HIT to start.")
+        raise NotAllowed(gettext("This is a preview: accept the HIT to start."))
     assignment = assignment_from_token(token)
     worker = assignment.worker
     mine = (worker.provider, worker.external_id) == (arrival.provider, arrival.worker_id)
     if assignment.campaign_id != campaign.pk or not mine:
-        raise NotAllowed("This assignment belongs to another worker.")
+        raise NotAllowed(gettext("This assignment belongs to another worker."))
     if assignment.provider_assignment_id != arrival.assignment_id:
         raise _elsewhere()
     return assignment
@@ -96,8 +103,11 @@ def arrival_admit(*, campaign: Campaign, arrival: Arrival, now: datetime | None 
     if count > campaign.open_arrivals_per_address:
         wait = 3600 - int(now.timestamp()) % 3600
         raise TooMany(
-            "Too many new participants have started this study from your network in the last "
-            f"hour. Please try again in {max(1, wait // 60)} minutes.",
+            gettext(
+                "Too many new participants have started this study from your network in the "
+                "last hour. Please try again in %(minutes)s minutes."
+            )
+            % {"minutes": max(1, wait // 60)},
             retry_after=wait,
         )
 
@@ -122,7 +132,7 @@ def assignment_of_arrival(
         ).first()
         if assignment is not None:
             if assignment.worker_id != worker.pk:
-                raise NotAllowed("This assignment belongs to another worker.")
+                raise NotAllowed(gettext("This assignment belongs to another worker."))
             return assignment  # this session's own, open or finished
     if current is not None and current.provider_assignment_id != assignment_id:
         raise _elsewhere()
@@ -144,14 +154,14 @@ def assignment_start(
     NotAllowed (the abandonment sweep releases it after its inactivity).
     """
     if not campaign.is_live:
-        raise NotAllowed("This study is not open at the moment.")
+        raise NotAllowed(gettext("This study is not open at the moment."))
     if provider_assignment_id:
         known = Assignment.objects.filter(
             campaign=campaign, provider_assignment_id=provider_assignment_id
         ).first()
         if known is not None:
             if known.worker_id != worker.pk:
-                raise NotAllowed("This assignment belongs to another worker.")
+                raise NotAllowed(gettext("This assignment belongs to another worker."))
             return known
     with transaction.atomic():
         current = (
@@ -219,7 +229,8 @@ def _transition(
     """Apply an allowed change to an assignment whose row lock the caller holds."""
     if status not in TRANSITIONS[assignment.status]:
         raise Conflict(
-            f"A {assignment.get_status_display().lower()} assignment cannot become {status}."
+            gettext("A %(current)s assignment cannot become %(target)s.")
+            % {"current": assignment.status, "target": status}
         )
     now = now or timezone.now()
     assignment.status = status
@@ -245,7 +256,7 @@ def assignment_complete(*, assignment: Assignment, now: datetime | None = None) 
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if locked.status == Assignment.Status.ACCEPTED:
             if not assignment_has_work(locked):
-                raise Conflict("An assignment with no answers cannot be submitted.")
+                raise Conflict(gettext("An assignment with no answers cannot be submitted."))
             _transition(locked, Assignment.Status.SUBMITTED, now)
     assignment.refresh_from_db()
     return assignment

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation.exceptions import NotAllowed
 from annotation.models import Campaign, Consent, Worker
@@ -30,9 +31,9 @@ def consent_give(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
     """Record that the arriving worker consents to the campaign's current consent version
     (once: agreeing again returns the stored row). The caller has verified the arrival."""
     if arrival.preview:
-        raise NotAllowed("This is a preview: accept the HIT to start.")
+        raise NotAllowed(gettext("This is a preview: accept the HIT to start."))
     if not campaign.consent_text.strip():
-        raise NotAllowed("This study asks for no consent.")
+        raise NotAllowed(gettext("This study asks for no consent."))
     worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
     consent, _ = Consent.objects.get_or_create(
         campaign=campaign,

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from annotation import quality
 from annotation.allocation import item_claims, item_judged_unleased, lease_fulfil, leases_release
@@ -29,6 +29,13 @@ class SubmitResult:
     judgments: list[Judgment]
     created: bool
     assignment_done: bool
+
+
+# An assignment no longer open (submitted, reviewed, returned or abandoned) takes no answer.
+CLOSED = gettext_noop(
+    "This task is no longer open (it was finished, returned or timed out); your answers so far "
+    "are saved."
+)
 
 
 def judgment_submit(
@@ -115,7 +122,7 @@ def _judgment_store(
     locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
     locked.campaign, locked.worker = assignment.campaign, assignment.worker  # already loaded
     if locked.status != Assignment.Status.ACCEPTED:
-        raise NotAllowed(f"This assignment is {locked.get_status_display().lower()}.")
+        raise NotAllowed(gettext(CLOSED))
     if not locked.campaign.is_live:
         raise NotAllowed(gettext("This study is not open at the moment."))
     if (
@@ -230,12 +237,12 @@ def judgment_label(
         existing = list(Judgment.objects.filter(item=locked_item, worker=assignment.worker))
         if existing:
             if {j.question: j.value for j in existing} != cleaned:
-                raise Conflict("You already labeled this turn; labels cannot be changed.")
+                raise Conflict(gettext("You already labeled this turn; labels cannot be changed."))
             return SubmitResult(judgments=existing, created=False, assignment_done=False)
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         locked.campaign, locked.worker = assignment.campaign, assignment.worker
         if locked.status != Assignment.Status.ACCEPTED:
-            raise NotAllowed(f"This assignment is {locked.get_status_display().lower()}.")
+            raise NotAllowed(gettext(CLOSED))
         if not locked.campaign.is_live:
             raise NotAllowed(gettext("This study is not open at the moment."))
         spent = max(0, int((now - shown_at).total_seconds() * 1000))

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation import quality
 from annotation.allocation import item_next, items_available
@@ -24,7 +25,7 @@ from annotation.services.assignments import (
 def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
     """Return the worker known to ``provider`` as ``external_id``, creating them once."""
     if provider not in Worker.Provider.values:
-        raise InvalidParameters(f"Unknown provider {provider!r}.")
+        raise InvalidParameters(gettext("Unknown provider %(name)s.") % {"name": repr(provider)})
     worker, _ = Worker.objects.get_or_create(provider=provider, external_id=external_id)
     return worker
 
@@ -59,7 +60,7 @@ def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
     """Start or continue the arriving worker's assignment and lease their next item."""
     now = now or timezone.now()
     if arrival.preview:
-        raise NotAllowed("This is a preview: accept the HIT to start.")
+        raise NotAllowed(gettext("This is a preview: accept the HIT to start."))
     worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
     stop = quality.worker_stop_reason(campaign=campaign, worker=worker)
     if stop:
@@ -71,7 +72,7 @@ def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
         return Visit(kind="done", assignment=assignment)
     if assignment is None:
         if not campaign.is_live:
-            raise NotAllowed("This study is not open at the moment.")
+            raise NotAllowed(gettext("This study is not open at the moment."))
         has_live_lease = Lease.objects.filter(
             worker=worker, item__campaign=campaign, expires_at__gt=now
         ).exists()
@@ -86,7 +87,7 @@ def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None =
             submit_to=arrival.submit_to,
         )
     if not campaign.is_live:
-        raise NotAllowed("This study is paused or closed; your answers so far are saved.")
+        raise NotAllowed(gettext("This study is paused or closed; your answers so far are saved."))
     assignment.campaign, assignment.worker = campaign, worker  # spare reloading them
     item = item_next(assignment=assignment, now=now)
     if item is None:

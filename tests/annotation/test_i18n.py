@@ -256,6 +256,14 @@ def _worker_sources() -> set[str]:
         "annotation/chat_views.py",
         "annotation/study_pages.py",
         "annotation/chat/seats.py",
+        "annotation/providers/base.py",
+        "annotation/providers/local.py",
+        "annotation/providers/prolific.py",
+        "annotation/providers/mturk.py",
+        "annotation/services/visits.py",
+        "annotation/services/consents.py",
+        "annotation/services/assignments.py",
+        "annotation/services/judgments.py",
     }
 
 

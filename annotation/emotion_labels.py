@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annotation import aggregation, agreement, reports, uncertainty
+from annotation import aggregation, agreement, figures, uncertainty
 
 NON_NEUTRAL = aggregation.NON_NEUTRAL
 
@@ -152,15 +152,54 @@ def kappa_by_source(
     return pd.DataFrame(rows, columns=columns)
 
 
-def distribution_figure(distribution: pd.DataFrame) -> Any:
-    """Return a bar figure of the label shares per source."""
-    names = [c for c in distribution.columns if c not in ("source", "dialogues", "utterances")]
-    bars = distribution.melt(id_vars="source", value_vars=names, var_name="label", value_name="pct")
-    return reports.bar_figure(
-        bars.assign(none=0.0),
+def distribution_figure(
+    distribution: pd.DataFrame,
+    *,
+    labels: Sequence[str],
+    count: str,
+    agreement: pd.DataFrame,
+    title: str,
+) -> figures.ReportFigure:
+    """Draw the share of each label per source with its n (the ``count`` column: utterances
+    or items, per source) above each bar; the agreement (``kappa_by_source``'s row of the
+    overall source) and its interval are named in the footnote and the alt text, which
+    names the most and least common labels."""
+    overall = distribution.iloc[-1]  # the "all" row when there are several sources
+    total = int(overall[count])
+    bars = distribution.melt(
+        id_vars=["source", count], value_vars=list(labels), var_name="label", value_name="pct"
+    )
+    bars["n"] = (bars["pct"] * bars[count] / 100).round().astype(int)
+    shares = pd.Series([float(overall[label]) for label in labels], index=list(labels))
+    top, bottom = shares.idxmax(), shares.idxmin()
+
+    def said(label: str) -> str:
+        n = round(shares[label] * total / 100)
+        return f"{label} ({figures.number(shares[label], 1)}%, n={n})"
+
+    kappa = agreement[agreement["source"] == overall["source"]]
+    if len(agreement) == 1 or kappa.empty:
+        kappa = agreement.iloc[-1:]
+    agreed = "no agreement statistic yet"
+    if len(kappa):
+        row = kappa.iloc[0]
+        agreed = (
+            f"Fleiss' κ {figures.number(row['kappa'])} "
+            f"({figures.interval_text(row['ci_low'], row['ci_high'])}, {row['ci_method']})"
+            if row["ci_method"]
+            else f"Fleiss' κ {figures.number(row['kappa'])} (no interval)"
+        )
+    scope = f" ({overall['source']})" if len(distribution) > 1 else ""
+    return figures.bar_figure(
+        bars,
         group="label",
         bar="source",
         value="pct",
-        error="none",
-        ylabel="% of utterances",
+        n="n",
+        title=title,
+        alt=f"Bar chart of the share of each label among {total} {count}{scope}. Most common: "
+        f"{said(top)}; least common: {said(bottom)}. Agreement: {agreed}.",
+        ylabel=f"% of {count}",
+        note=f"n above each bar: {count} with the label (a count: no interval). "
+        f"Agreement of the labels: {agreed}.",
     )

@@ -1,20 +1,21 @@
-"""Report building blocks shared by protocols: agreement tables, figures, and writing a report
-to files or text. Pure pandas/matplotlib, no ORM; protocol-specific aggregation lives in each
-protocol module and ``selectors.campaign_report`` feeds it from the database."""
+"""Report building blocks shared by protocols: agreement tables, and writing a report to files
+(its figures drawn with ``annotation.figures``) or text. Pure pandas/matplotlib, no ORM;
+protocol-specific aggregation lives in each protocol module and ``selectors.campaign_report``
+feeds it from the database."""
 
 from __future__ import annotations
 
 import io
-import textwrap
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from annotation import aggregation, agreement, uncertainty
+from annotation.figures import figure_write
 from annotation.protocols.base import Report
 
 
@@ -84,68 +85,6 @@ def labels_aggregated(votes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame |
     return labels, raters.rename_axis("rater").reset_index().assign(model=name), name
 
 
-def error_bars(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Return matplotlib's 2×N error-bar lengths for intervals [low, high] around ``value``.
-
-    An end an ulp on the wrong side of its estimate (floating-point noise: an interval of
-    zero width) draws as zero, and a missing end draws no bar; matplotlib refuses both.
-    """
-    lengths = np.vstack([np.asarray(value) - low, np.asarray(high) - value])
-    return np.clip(np.nan_to_num(lengths), 0.0, None)
-
-
-def bar_figure(
-    table: pd.DataFrame,
-    *,
-    group: str,
-    bar: str,
-    value: str,
-    error: str | tuple[str, str],
-    ylabel: str,
-    ylim: tuple[float, float] | None = None,
-    marked: str = "",
-) -> Figure:
-    """Draw grouped bars (one group per ``group`` value, one bar per ``bar``) with error bars.
-
-    ``error`` names a column of symmetric errors (SEM) or two columns, the interval's lower
-    and upper ends (a bootstrap CI).
-    """
-    groups = list(dict.fromkeys(table[group]))
-    bars = sorted(set(table[bar]))
-    fig = Figure(figsize=(2.0 + len(groups) * (0.9 + 0.5 * len(bars)), 3.8))
-    ax = fig.subplots()
-    width = 0.8 / max(1, len(bars))
-    x = np.arange(len(groups))
-    for i, name in enumerate(bars):
-        rows = table[table[bar] == name].set_index(group).reindex(groups)
-        label = f"{name} (reference)" if name == marked else str(name)
-        heights = rows[value].to_numpy(dtype=float)
-        if isinstance(error, tuple):
-            low, high = (rows[c].to_numpy(dtype=float) for c in error)
-            yerr = error_bars(heights, low, high)
-        else:
-            yerr = rows[error].fillna(0).to_numpy(dtype=float)
-        ax.bar(
-            x + (i - (len(bars) - 1) / 2) * width,
-            heights,
-            width,
-            yerr=yerr,
-            capsize=3,
-            label=label,
-            hatch="//" if name == marked else None,
-            edgecolor="black",
-            linewidth=0.5,
-        )
-    ax.set_xticks(x, [textwrap.fill(str(g), 14) for g in groups])
-    ax.set_ylabel(ylabel)
-    if ylim:
-        ax.set_ylim(*ylim)
-    ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
-    ax.spines[["top", "right"]].set_visible(False)
-    fig.tight_layout()
-    return fig
-
-
 def report_text(
     report: Report, *, max_rows: int | None = None, files: Mapping[str, Path] | None = None
 ) -> str:
@@ -170,8 +109,23 @@ def report_text(
     return out.getvalue() + "\n"
 
 
+def figures_index(report: Report, *, stem: str) -> dict[str, dict[str, str]]:
+    """Return per figure its files (``png``, ``svg``), ``title`` and ``alt`` text: what
+    ``report_write`` writes as ``{stem}_figures.json`` and the dashboard shows beside it."""
+    return {
+        name: {
+            "png": f"{stem}_{name}.png",
+            "svg": f"{stem}_{name}.svg",
+            "title": figure.title,
+            "alt": figure.alt,
+        }
+        for name, figure in report.figures.items()
+    }
+
+
 def report_write(report: Report, out_dir: Path, *, stem: str) -> list[Path]:
-    """Write each table as CSV and JSON, each figure as PNG and SVG, and the text; return paths.
+    """Write each table as CSV and JSON, each figure as PNG and SVG (with its title and alt
+    text in ``{stem}_figures.json``), and the text; return the paths.
 
     JSON tables are lists of records; infinite ratios are written as null there.
     """
@@ -187,10 +141,12 @@ def report_write(report: Report, out_dir: Path, *, stem: str) -> list[Path]:
         )
         written.append(path)
     for name, figure in report.figures.items():
-        for ext in ("png", "svg"):
-            path = out_dir / f"{stem}_{name}.{ext}"
-            figure.savefig(path, dpi=150)
-            written.append(path)
+        written += figure_write(figure, out_dir / f"{stem}_{name}")
+    if report.figures:
+        path = out_dir / f"{stem}_figures.json"
+        index = json.dumps(figures_index(report, stem=stem), indent=1, ensure_ascii=False)
+        path.write_text(index + "\n", encoding="utf-8")
+        written.append(path)
     path = out_dir / f"{stem}_report.txt"
     path.write_text(report_text(report), encoding="utf-8")
     written.append(path)
@@ -199,7 +155,7 @@ def report_write(report: Report, out_dir: Path, *, stem: str) -> list[Path]:
 
 __all__: Sequence[str] = [
     "agreement_table",
-    "bar_figure",
+    "figures_index",
     "labels_aggregated",
     "report_text",
     "report_write",

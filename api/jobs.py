@@ -86,7 +86,8 @@ def report_latest(request: HttpRequest, slug: str = Slug) -> dict[str, Any]:
         raise ApiError(404, "No report yet: POST reports to build one.")
     result = snapshot.result
     figures = {
-        name: {kind: _file_url(request, snapshot, file) for kind, file in files.items()}
+        name: {kind: _file_url(request, snapshot, files[kind]) for kind in ("png", "svg")}
+        | {text: files.get(text, "") for text in ("title", "alt")}
         for name, files in (result.get("figures") or {}).items()
     }
     return {

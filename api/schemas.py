@@ -179,6 +179,8 @@ class Table(Schema):
 class Figure(Schema):
     png: str
     svg: str
+    title: str = Field("", description="The figure's title.")
+    alt: str = Field("", description="The alt text: what the figure shows, with its numbers.")
 
 
 class ReportOut(Schema):

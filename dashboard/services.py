@@ -42,7 +42,7 @@ from annotation.payments.review import assignment_approve, assignment_reject, bo
 from annotation.payments.workers import worker_block
 from annotation.protocols import DialogueItems, registry
 from annotation.quality import worker_quality, worker_soft_block
-from annotation.reports import report_write
+from annotation.reports import figures_index, report_write
 from annotation.selectors import campaign_report
 from annotation.services import assignment_set_status, worker_forget
 from annotation.uncertainty import report_options_set
@@ -268,10 +268,7 @@ def _report_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[st
         "title": report.title,
         "judgments": judgments,
         "tables": {name: _records(table) for name, table in report.tables.items()},
-        "figures": {
-            name: {"png": f"{campaign.slug}_{name}.png", "svg": f"{campaign.slug}_{name}.svg"}
-            for name in report.figures
-        },
+        "figures": figures_index(report, stem=campaign.slug),
         "notes": list(report.notes),
         "quality": _records(quality),
     }

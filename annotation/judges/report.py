@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 from scipy import stats
 
-from annotation import agreement, reports
+from annotation import agreement, figures
+from annotation.figures import ReportFigure
 
 DECISIVE = ("first", "second")
 HALF = ("both", "neither")
@@ -53,7 +53,7 @@ class JudgeReport:
     """The report's tables, its figure and its notes."""
 
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    figures: dict[str, Figure] = field(default_factory=dict)
+    figures: dict[str, ReportFigure] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -433,12 +433,18 @@ def disagreements(
     return table.head(top).reset_index(drop=True)
 
 
-def agreement_figure(table: pd.DataFrame) -> Figure:
-    """Return a bar figure: per judge and question, κ with the majority and with workers,
-    and the crowd's own κ, with their intervals."""
-    figure = Figure(figsize=(max(6.0, 1.4 * max(len(table), 1) + 2), 4.0))
-    axes = figure.subplots()
-    labels = [f"{r.judge}\n{r.question}" for r in table.itertuples()]
+def agreement_figure(table: pd.DataFrame, *, level: float = 0.95) -> ReportFigure:
+    """Return a bar figure: per judge and question (its n: the items the judge and the crowd
+    both answered), κ with the majority and with workers, and the crowd's own κ, with their
+    intervals; the alt text names where a judge agrees with the crowd's majority most and
+    least."""
+    ci = figures.ci_name(level)
+    fig = figures.figure_new(max(6.0, 1.4 * max(len(table), 1) + 3), 4.4)
+    axes = fig.subplots()
+    labels = [
+        f"{r['judge']}\n{r['question']}" + (f"\n(n={int(r['items'])})" if "items" in r else "")
+        for r in table.to_dict("records")
+    ]
     x = np.arange(len(table))
     series = (
         ("kappa_majority", "judge vs crowd majority"),
@@ -450,20 +456,45 @@ def agreement_figure(table: pd.DataFrame) -> Figure:
         if table.empty:
             break
         values = table[column].to_numpy(dtype=float)
-        errors = reports.error_bars(
+        errors = figures.error_bars(
             values,
             table[f"{column}_low"].to_numpy(dtype=float),
             table[f"{column}_high"].to_numpy(dtype=float),
         )
-        axes.bar(x + (n - 1) * width, values, width, label=name)
-        axes.errorbar(x + (n - 1) * width, values, yerr=errors, fmt="none", color="k")
+        axes.bar(
+            x + (n - 1) * width,
+            np.nan_to_num(values),
+            width,
+            label=name,
+            color=figures.PALETTE[n],
+            edgecolor=figures.INK,
+            linewidth=0.5,
+        )
+        axes.errorbar(x + (n - 1) * width, values, yerr=errors, fmt="none", color=figures.INK)
     axes.set_xticks(x, labels, fontsize=7)
-    axes.axhline(0.0, color="grey", linewidth=0.8)
-    axes.set_ylabel("Cohen's kappa")
-    axes.set_title("LLM judge and crowd: agreement")
-    axes.legend(fontsize=7)
-    figure.tight_layout()
-    return figure
+    axes.axhline(0.0, color=figures.INK, linewidth=0.8)
+    axes.set_ylabel(f"Cohen's kappa ({ci})")
+    axes.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
+    axes.spines[["top", "right"]].set_visible(False)
+    found = "No judge has answered an item the crowd answered yet."
+    if not table.empty and "items" in table:
+        found = figures.extremes_text(
+            table.assign(who=table["judge"] + " on " + table["question"].astype(str)),
+            name="who",
+            value="kappa_majority",
+            low="kappa_majority_low",
+            high="kappa_majority_high",
+            n="items",
+            n_unit="items",
+            words=("agrees with the crowd's majority most", "least"),
+        )
+    return figures.figure_finish(
+        fig,
+        title="LLM judges and the crowd: agreement (Cohen's κ)",
+        alt=f"Bar chart of Cohen's κ per judge and question. {found}",
+        note=f"Error bars: {ci}, percentile bootstrap over items. n: items both the judge "
+        "and the crowd answered. Quadratic weights for ordinal questions.",
+    )
 
 
 def judge_report(
@@ -496,5 +527,5 @@ def judge_report(
     if not bias.empty:
         report.tables["position_bias"] = bias
     report.tables["disagreements"] = disagreements(crowd, judges)
-    report.figures["agreement"] = agreement_figure(table)
+    report.figures["agreement"] = agreement_figure(table, level=level)
     return report

@@ -24,7 +24,7 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from annotation import adaptive, ranking, reports, uncertainty
+from annotation import adaptive, figures, ranking, reports, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import ModelPairs, Question, Reliability, Report, Simulated
 from annotation.protocols.pairwise import order_shown, outcome
@@ -308,6 +308,7 @@ class AcuteProtocol(Simulated, ModelPairs):
             "question, 95% bootstrap CI over conversation pairs."
         )
         report.notes.append(adaptive.allocation_note(parameters))
+        report.figures["win_rates"] = acute_figure(table)
         return report
 
     def simulate_answers(
@@ -364,6 +365,25 @@ def acute_outcomes(
         }
     )
     return frame[frame["outcome"].isin(["a", "b"])][columns].reset_index(drop=True)
+
+
+def acute_figure(table: pd.DataFrame) -> figures.ReportFigure:
+    """Draw per question and model pair the first model's win rate with its interval and n;
+    the alt text names each question's most one-sided pair."""
+    found = " ".join(
+        figures.one_sided_text(part, n="n", on=f" on {question}")
+        for question, part in table.groupby("question", sort=False)
+    )
+    return figures.win_rate_figure(
+        table,
+        question="question",
+        title="ACUTE-Eval: win rate per question and model pair",
+        alt=f"Dot plot of the first model's win rate per question and model pair. {found}",
+        note=f"Error bars: {figures.ci_name()}, {figures.methods(table['ci_method'])}. "
+        "n: the pair's judgments (forced choice: every one decisive); the dotted line is a "
+        "draw (0.5). * Holm-adjusted sign test p < 0.05.",
+        marked="significant",
+    )
 
 
 def win_table(data: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 
 if TYPE_CHECKING:
     from annotation.datasets.records import DialogueRecord
+    from annotation.figures import ReportFigure
 
 Reliability = Literal["good", "noisy", "spammer"]
 
@@ -33,11 +33,12 @@ class Question:
 
 @dataclass
 class Report:
-    """A protocol's results: named tables (with n and uncertainty), figures and notes."""
+    """A protocol's results: named tables (with n and uncertainty), figures (each with its
+    title and alt text) and notes."""
 
     title: str
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    figures: dict[str, Figure] = field(default_factory=dict)
+    figures: dict[str, ReportFigure] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 

@@ -140,8 +140,8 @@ class CategoricalProtocol(GoldChecks, Simulated):
         )
         report.tables["labels"] = aggregated.rename_axis("item").reset_index().assign(method=method)
         counts_table = _counts(votes, labels)
-        kappa = kappa_by_source(counts_table.assign(source=""), labels)
-        kappa = kappa.rename(columns={"utterances": "items"}).drop(columns="source")
+        by_source = kappa_by_source(counts_table.assign(source=""), labels)
+        kappa = by_source.rename(columns={"utterances": "items"}).drop(columns="source")
         alpha = reports.agreement_table(votes.assign(group="label"), level="nominal")
         report.tables["agreement"] = pd.concat(
             [
@@ -160,9 +160,12 @@ class CategoricalProtocol(GoldChecks, Simulated):
             "Krippendorff's alpha over all; intervals by a bootstrap over items."
         )
         if n_items:
-            figure_table = pd.DataFrame([{"source": "all", **shares.to_dict()}])
             report.figures["distribution"] = distribution_figure(
-                figure_table.assign(dialogues=0, utterances=0)
+                report.tables["distribution"].assign(source="all"),
+                labels=labels,
+                count="items",
+                agreement=by_source,
+                title=f"Categorical labels of the items ({method})",
             )
         return report
 

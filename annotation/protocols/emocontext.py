@@ -159,9 +159,12 @@ class EmoContextProtocol(DialogueItems, GoldChecks, Simulated):
             "with the usual number of judges; 95% CI by a bootstrap over items."
         )
         if n_items:
-            figure_table = report.tables["distribution"].drop(columns=["items", "tied"])
             report.figures["distribution"] = distribution_figure(
-                figure_table.assign(dialogues=0, utterances=0)
+                report.tables["distribution"],
+                labels=labels,
+                count="items",
+                agreement=report.tables["agreement"],
+                title="EmoContext: the label of each conversation's last turn",
             )
         return report
 

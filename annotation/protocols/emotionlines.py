@@ -296,7 +296,13 @@ class EmotionLinesProtocol(DialogueItems, GoldChecks, Simulated):
             "context and workers)."
         )
         if not report.tables["distribution"].empty:
-            report.figures["distribution"] = distribution_figure(report.tables["distribution"])
+            report.figures["distribution"] = distribution_figure(
+                report.tables["distribution"],
+                labels=[*labels, parameters["fallback_label"]],
+                count="utterances",
+                agreement=report.tables["agreement"],
+                title="Emotion labels of the utterances, per source",
+            )
         return report
 
     def labeled_dialogues(

@@ -17,12 +17,16 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from django.utils.translation import gettext, gettext_noop
 
+from annotation import figures
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import LiveChat, Question, Report
 
+# ED's published range of the shares of its labels, in % (Rashkin et al. 2019).
+PUBLISHED_SHARES = (1.9, 5.1)
 EMOTIONS: tuple[str, ...] = (
     gettext_noop("surprised"),
     gettext_noop("excited"),
@@ -92,6 +96,7 @@ _RANGES: dict[str, tuple[int, int]] = {
     "utterance_max_chars": (20, 5000),
     "lobby_timeout_s": (5, 3600),
     "heartbeat_s": (1, 120),
+    "reconnect_grace_s": (2, 600),
 }
 
 
@@ -190,6 +195,10 @@ class EmpatheticChatProtocol(LiveChat):
             "utterance_max_chars": 600,
             "lobby_timeout_s": 300,
             "heartbeat_s": 10,
+            # Not in the protocol: how long a partner whose connection dropped (a train, a
+            # phone changing networks) may take to come back before the pair ends. A page
+            # that closes (the tab, a navigation) is gone after half a heartbeat.
+            "reconnect_grace_s": 30,
         }
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
@@ -286,9 +295,88 @@ class EmpatheticChatProtocol(LiveChat):
         )
         report.notes.append(
             "ED's balancing rule aims at an even label distribution (published: every label "
-            "between 1.9% and 5.1%). Partial conversations (a partner left) are kept, flagged "
-            "and counted apart; pasted text is flagged for review, never rejected by itself."
+            f"between {PUBLISHED_SHARES[0]}% and {PUBLISHED_SHARES[1]}%). Partial "
+            "conversations (a partner left) are kept, flagged and counted apart; pasted text "
+            "is flagged for review, never rejected by itself."
         )
+        report.figures["collection"] = collection_figure(report.tables["labels"], dialogues)
+
+
+def collection_figure(labels: pd.DataFrame, dialogues: pd.DataFrame) -> figures.ReportFigure:
+    """Draw the situations per emotion (ED's published range of shares shaded) and the
+    conversations per number of utterances by status, each bar with its n; the alt text
+    names the most and least common emotions and the lengths."""
+    fig = figures.figure_new(11.0, 2.2 + 0.2 * max(len(labels), 8))
+    emotions, lengths = fig.subplots(1, 2, width_ratios=(3, 2))
+    total = int(labels["situations"].sum())
+    rows = labels.sort_values("situations", kind="stable")
+    y = np.arange(len(rows))
+    emotions.barh(
+        y, rows["situations"], color=figures.PALETTE[0], edgecolor=figures.INK, linewidth=0.5
+    )
+    low, high = (total * share / 100 for share in PUBLISHED_SHARES)
+    emotions.axvspan(low, high, color=figures.PALETTE[4], alpha=0.25, linewidth=0)
+    emotions.text(
+        high, len(rows) - 0.5, " ED's published range", fontsize=7, va="bottom", color=figures.INK
+    )
+    for yi, n in zip(y, rows["situations"], strict=True):
+        emotions.annotate(
+            f"n={n}",
+            (n, yi),
+            xytext=(2, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=6.5,
+            color=figures.INK,
+            annotation_clip=False,
+        )
+    emotions.set_yticks(y, rows["emotion"], fontsize=7)
+    emotions.set_xlabel(f"situations (of {total}), one emotion each")
+    statuses = sorted(set(dialogues["status"]))
+    span = np.arange(int(dialogues["utterances"].min()), int(dialogues["utterances"].max()) + 1)
+    width = 0.8 / len(statuses)
+    for i, status in enumerate(statuses):
+        counts = dialogues.loc[dialogues["status"] == status, "utterances"].value_counts()
+        heights = counts.reindex(span, fill_value=0).to_numpy()
+        at = span + (i - (len(statuses) - 1) / 2) * width
+        lengths.bar(
+            at,
+            heights,
+            width,
+            label=f"{status} (n={int(heights.sum())})",
+            color=figures.PALETTE[(i + 1) % len(figures.PALETTE)],
+            edgecolor=figures.INK,
+            linewidth=0.5,
+        )
+        drawn = heights > 0
+        figures.n_labels(lengths, at[drawn], heights[drawn], list(heights[drawn]), vertical=False)
+    lengths.set_xticks(span)
+    lengths.set_xlabel("utterances in the conversation")
+    lengths.set_ylabel("conversations")
+    lengths.legend(fontsize="small", frameon=False)
+    for ax in (emotions, lengths):
+        ax.spines[["top", "right"]].set_visible(False)
+    shares = labels.set_index("emotion")["situations"]
+    empty = int((shares == 0).sum())
+    least = (
+        f"{empty} of {len(shares)} emotions have none"
+        if empty
+        else (f"least common: {shares.idxmin()} ({shares.min()} situations)")
+    )
+    status_counts = dialogues["status"].value_counts()
+    return figures.figure_finish(
+        fig,
+        title="Empathetic dialogue collection: emotions and conversation lengths",
+        alt=f"{len(dialogues)} conversations ("
+        + ", ".join(f"{n} {status}" for status, n in sorted(status_counts.items()))
+        + f") over {total} situations. Most common emotion: {shares.idxmax()} "
+        f"({shares.max()} situations, {figures.number(100 * shares.max() / total, 1)}%); "
+        f"{least}. Conversations have {span[0]}–{span[-1]} utterances, median "
+        f"{figures.number(float(dialogues['utterances'].median()), 0)}.",
+        note="Counts of the collected data (a census: no interval). Shaded: ED's published "
+        f"range of shares per emotion ({PUBLISHED_SHARES[0]}–{PUBLISHED_SHARES[1]}%). "
+        "n: situations per emotion; conversations per length and status.",
+    )
 
 
 def conversations_table(dialogues: pd.DataFrame) -> pd.DataFrame:

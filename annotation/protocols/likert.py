@@ -17,7 +17,7 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from annotation import reports, uncertainty
+from annotation import figures, reports, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     GoldChecks,
@@ -272,15 +272,8 @@ class LikertProtocol(ResponseItems, GoldChecks, Simulated):
             "(paper_highlighted)."
         )
         if not scores.empty:
-            report.figures["likert"] = reports.bar_figure(
-                scores,
-                group="aspect",
-                bar="model",
-                value="mean",
-                error=("ci_low", "ci_high"),
-                ylabel="mean rating (95% CI, crossed items×raters)",
-                ylim=(parameters["scale"]["min"], parameters["scale"]["max"]),
-                marked=parameters["reference_model"],
+            report.figures["likert"] = likert_figure(
+                scores, scale=parameters["scale"], reference=parameters["reference_model"]
             )
         return report
 
@@ -346,6 +339,42 @@ def _with_intervals(scores: pd.DataFrame, data: pd.DataFrame, *, reference: str)
         (merged["p_holm"] < 0.05) & (merged["diff"] > 0) & ~merged["reference"].astype(bool)
     )
     return merged[columns]
+
+
+def likert_figure(
+    scores: pd.DataFrame, *, scale: Mapping[str, Any], reference: str
+) -> figures.ReportFigure:
+    """Draw the mean rating per aspect and model with its interval and n (the reference
+    model hatched); the alt text names each aspect's highest and lowest model."""
+    lo, hi = scale["min"], scale["max"]
+    alt = " ".join(
+        figures.extremes_text(
+            part,
+            name="model",
+            value="mean",
+            low="ci_low",
+            high="ci_high",
+            n="n",
+            on=f" on {a}",
+            n_unit="ratings",
+        )
+        for a, part in scores.groupby("aspect", sort=False)
+    )
+    return figures.bar_figure(
+        scores,
+        group="aspect",
+        bar="model",
+        value="mean",
+        n="n",
+        interval=("ci_low", "ci_high"),
+        title=f"Mean rating per model and aspect ({lo}–{hi} scale)",
+        alt=f"Bar chart of the mean {lo}–{hi} rating per model and aspect. {alt}",
+        ylabel=f"mean rating ({figures.ci_name()})",
+        note=f"Error bars: {figures.ci_name()}, {figures.methods(scores['ci_method'])}. "
+        "n above each bar: ratings.",
+        ylim=(lo, hi),
+        marked=reference,
+    )
 
 
 def likert_summary(scores: pd.DataFrame) -> pd.DataFrame:

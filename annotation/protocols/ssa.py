@@ -20,7 +20,7 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from annotation import aggregation, agreement, reports, uncertainty
+from annotation import aggregation, agreement, figures, reports, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     GoldChecks,
@@ -155,14 +155,8 @@ class SSAProtocol(ResponseItems, GoldChecks, Simulated):
             "response's votes counted (docs/statistics.md) — Wilson on the effective size."
         )
         if not scores.empty:
-            report.figures["ssa"] = reports.bar_figure(
-                _bars(scores),
-                group="metric",
-                bar="model",
-                value="value",
-                error=("low", "high"),
-                ylabel="% of responses (95% CI)",
-                ylim=(0, 100),
+            report.figures["ssa"] = ssa_figure(
+                scores, title="Sensibleness, specificity and SSA per model", n_unit="responses"
             )
         return report
 
@@ -189,8 +183,42 @@ class SSAProtocol(ResponseItems, GoldChecks, Simulated):
         return answers
 
 
+def ssa_figure(
+    scores: pd.DataFrame, *, title: str, n_unit: str, alt_extra: str = ""
+) -> figures.ReportFigure:
+    """Draw sensibleness, specificity and SSA (%) per model with their intervals and n (the
+    model's labeled ``n_unit``); the alt text names the highest and lowest SSA."""
+    finding = figures.extremes_text(
+        scores,
+        name="model",
+        value="ssa",
+        low="ssa_low",
+        high="ssa_high",
+        n="responses",
+        on=" on SSA",
+        digits=1,
+        unit="%",
+        n_unit=n_unit,
+    )
+    return figures.bar_figure(
+        _bars(scores),
+        group="metric",
+        bar="model",
+        value="value",
+        n="n",
+        interval=("low", "high"),
+        title=title,
+        alt=f"Bar chart of sensibleness, specificity and SSA (% of {n_unit}) per model. "
+        f"{finding}{alt_extra}",
+        ylabel=f"% of {n_unit} ({figures.ci_name()})",
+        note=f"Error bars: {figures.ci_name()}, {figures.methods(scores['ci_method'])}. "
+        f"n above each bar: {n_unit} labeled.",
+        ylim=(0, 100),
+    )
+
+
 def _bars(scores: pd.DataFrame) -> pd.DataFrame:
-    """Return one row per model and metric with its value and CI."""
+    """Return one row per model and metric with its value, CI and n."""
     names = {"sensibleness": "Sensibleness", "specificity": "Specificity", "ssa": "SSA"}
     return pd.DataFrame(
         [
@@ -200,6 +228,7 @@ def _bars(scores: pd.DataFrame) -> pd.DataFrame:
                 "value": row[key],
                 "low": row[f"{key}_low"],
                 "high": row[f"{key}_high"],
+                "n": row["responses"],
             }
             for _, row in scores.iterrows()
             for key, name in names.items()

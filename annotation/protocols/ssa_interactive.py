@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from django.utils.translation import gettext, gettext_noop
 
-from annotation import uncertainty
+from annotation import figures, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     LiveChat,
@@ -42,7 +42,7 @@ from annotation.protocols.base import (
     context_clean,
 )
 from annotation.protocols.empathetic_chat import _ranges_check
-from annotation.protocols.ssa import SSAProtocol, ssa_labels, ssa_scores
+from annotation.protocols.ssa import SSAProtocol, ssa_figure, ssa_labels, ssa_scores
 
 # Who says the opener: Meena §2.3 has the bot open with "Hi!"; its appendix and released logs
 # have the human open with it (PROTOCOLS.md §6).
@@ -183,9 +183,8 @@ class InteractiveSSAProtocol(LiveChat, Simulated):
         report = Report(title="Interactive sensibleness and specificity (SSA) per model")
         labels = ssa_labels(items, judgments)
         chats = items.set_index("item")["payload"].map(lambda p: p.get("example") or "")
-        report.tables["scores"] = ssa_scores(
-            labels, n_boot=int(parameters["n_boot"]), conversations=chats
-        )
+        scores = ssa_scores(labels, n_boot=int(parameters["n_boot"]), conversations=chats)
+        report.tables["scores"] = scores
         opened_by = parameters["opened_by"]
         report.notes.append(
             f"Conversations {READINGS[opened_by]} with {parameters['opener']!r}, "
@@ -198,6 +197,8 @@ class InteractiveSSAProtocol(LiveChat, Simulated):
             "over conversations (a chat's turns share the chat and its worker). Target: "
             f"{parameters['conversations_per_model']} conversations per model."
         )
+        if not scores.empty:
+            report.figures["ssa"] = interactive_figure(scores, labels, chats)
         return report
 
     def report_dialogues(
@@ -254,6 +255,21 @@ class InteractiveSSAProtocol(LiveChat, Simulated):
         rng: random.Random,
     ) -> dict[str, str]:
         return SSAProtocol().simulate_answers(parameters, payload, shown, truth, reliability, rng)
+
+
+def interactive_figure(
+    scores: pd.DataFrame, labels: pd.DataFrame, chats: pd.Series
+) -> figures.ReportFigure:
+    """Draw per bot its sensibleness, specificity and SSA with their intervals and n (bot
+    turns labeled); the alt text adds how many conversations each bot had."""
+    per_bot = labels.assign(chat=labels["item"].map(chats)).groupby("model")["chat"].nunique()
+    counted = ", ".join(f"{model} {n}" for model, n in per_bot.items())
+    return ssa_figure(
+        scores,
+        title="Interactive SSA per bot: sensibleness, specificity and SSA",
+        n_unit="bot turns",
+        alt_extra=f" Conversations per bot: {counted}.",
+    )
 
 
 def _end_parameters_check(cleaned: Mapping[str, Any]) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from annotation.reports import error_bars
+from annotation.figures import error_bars
 
 
 def test_error_bars_are_the_distances_to_the_interval_ends():

@@ -118,6 +118,6 @@ def test_agreement_figure_draws_zero_width_intervals_an_ulp_off_their_estimate()
     row = {"judge": "j", "question": "q"}
     for column in ("kappa_majority", "kappa_workers", "kappa_crowd"):
         row |= {column: -2 * ulp, f"{column}_low": -ulp, f"{column}_high": -3 * ulp}
-    figure = agreement_figure(pd.DataFrame([row]))
+    figure = agreement_figure(pd.DataFrame([row])).figure
     bars = [c for c in figure.axes[0].containers if hasattr(c, "has_yerr")]
     assert len(bars) == 3

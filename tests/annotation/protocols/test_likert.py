@@ -72,7 +72,7 @@ def test_report_of_no_judgments_is_empty_but_valid():
 
 def test_report_draws_the_bar_figure():
     items, judgments = frames({"A": [1, 2, 3, 4, 5], "B": [4, 5, 5, 4]})
-    figure = LIKERT.report(PARAMS, items, judgments).figures["likert"]
+    figure = LIKERT.report(PARAMS, items, judgments).figures["likert"].figure
     assert len(figure.axes[0].patches) == 2
 
 

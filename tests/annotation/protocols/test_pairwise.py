@@ -125,7 +125,7 @@ def test_a_disconnected_design_gets_one_ranking_per_group_and_a_note_saying_so()
     assert list(report.tables["bradley_terry_2"]["model"]) == ["C", "D"]
     note = next(n for n in report.notes if "never compared" in n)
     assert "group 1: A, B; group 2: C, D" in note and "no overall ranking" in note
-    assert len(report.figures["bradley_terry"].axes) == 2
+    assert len(report.figures["bradley_terry"].figure.axes) == 2
 
 
 def test_a_connected_design_gets_one_ranking_and_no_note():
@@ -136,7 +136,7 @@ def test_a_connected_design_gets_one_ranking_and_no_note():
     assert list(report.tables["bradley_terry"]["model"]) == ["A", "B", "C"]
     assert not any(k.startswith("bradley_terry_") for k in report.tables)
     assert not any("never compared" in n for n in report.notes)
-    assert len(report.figures["bradley_terry"].axes) == 1
+    assert len(report.figures["bradley_terry"].figure.axes) == 1
 
 
 def test_parameters_are_validated():

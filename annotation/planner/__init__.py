@@ -16,10 +16,13 @@ from annotation.planner.common import Plan
 from annotation.planner.kappa import EMOTION_SHARES, KappaDesign, KappaPlan, kappa_plan, kappa_votes
 from annotation.planner.likert import LikertDesign, likert_components, likert_plan
 from annotation.planner.pairs import (
+    AB_EDGE,
     ABDesign,
     BTDesign,
+    ab_detectable,
     ab_outcomes,
     ab_plan,
+    ab_reachable,
     ab_win_rate,
     bt_difference,
     bt_plan,
@@ -28,6 +31,7 @@ from annotation.planner.pairs import (
 from annotation.planner.ssa import SSADesign, ssa_plan
 
 __all__ = [
+    "AB_EDGE",
     "EMOTION_SHARES",
     "ABDesign",
     "BTDesign",
@@ -37,8 +41,10 @@ __all__ = [
     "LikertDesign",
     "Plan",
     "SSADesign",
+    "ab_detectable",
     "ab_outcomes",
     "ab_plan",
+    "ab_reachable",
     "ab_win_rate",
     "bt_difference",
     "bt_plan",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -116,6 +117,51 @@ def ab_plan(
         ses.append(est.se)
         widths.append(est.high - est.low)
     return _plan(difference, found, ses, widths, level=level, target=target, studies=studies)
+
+
+AB_EDGE = 0.49  # the largest advantage simulated: a 99% win rate
+AB_STEPS = 5  # bisection steps of ``ab_detectable``: the bracket ends 0.01 wide
+
+
+def ab_detectable(
+    design: ABDesign,
+    *,
+    start: float = 0.1,
+    studies: int = 200,
+    alpha: float = 0.05,
+    target: float = 0.8,
+    seed: int | None = 0,
+) -> Plan:
+    """Return the plan at the advantage over 50% that ``design`` finds with ``target`` power:
+    the advantage d at which the simulated studies' detectable difference, (z(1 - alpha/2m)
+    + z(target)) x se(d), is d itself, by bisection on [0, AB_EDGE] from a plan at ``start``.
+
+    A win rate's standard error shrinks as it moves away from 50%, so a plan at ``start``
+    alone overstates the advantage needed, and planning once more at the advantage found
+    (as for SSA) understates it when that advantage is large: near a 99% win rate a small
+    study's decisive judgments all go to A, its standard error is 0 and the detectable
+    advantage read from it was 0.00. Every plan uses the same seed (common random numbers),
+    so the bisection follows a smooth curve. When even AB_EDGE is not found with ``target``
+    power, the plan at AB_EDGE is returned with its power below ``target``: no win rate
+    below 99% is found (``ab_reachable``).
+    """
+    run: dict[str, Any] = {"studies": studies, "alpha": alpha, "target": target, "seed": seed}
+    plan = ab_plan(design, start, **run)
+    lo, hi = (start, AB_EDGE) if plan.detectable > start else (0.0, start)
+    for _ in range(AB_STEPS):
+        middle = (lo + hi) / 2
+        plan = ab_plan(design, middle, **run)
+        lo, hi = (middle, hi) if plan.detectable > middle else (lo, middle)
+    if hi == AB_EDGE:  # every advantage tried was too small: is even the edge missed?
+        edge = ab_plan(design, AB_EDGE, **run)
+        if edge.power < target:
+            return edge
+    return plan
+
+
+def ab_reachable(plan: Plan) -> bool:
+    """Tell whether ``ab_detectable``'s plan found an advantage below AB_EDGE with its power."""
+    return not (plan.difference == AB_EDGE and plan.power < plan.target)
 
 
 # --- Bradley–Terry: several models compared in pairs ----------------------------------------

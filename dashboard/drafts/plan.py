@@ -35,7 +35,8 @@ from annotation.planner import (
     KappaDesign,
     LikertDesign,
     SSADesign,
-    ab_plan,
+    ab_detectable,
+    ab_reachable,
     bt_plan,
     chat_plan,
     kappa_plan,
@@ -49,7 +50,7 @@ from dashboard.drafts.store import draft_state, draft_state_update
 # which 20 studies already pin down to a few percent.
 LIKERT_STUDIES = 20
 SSA_STUDIES = 10  # twice: planned at 0.05, then again at the difference found (as `plan`)
-AB_STUDIES = 10  # twice, as SSA (about 10 ms a study of 100 items x 3)
+AB_STUDIES = 10  # per plan of the search for the advantage (7 plans; about 10 ms a study)
 BT_STUDIES = 20  # the sandwich: about 2 ms a study
 CHAT_STUDIES = 10  # twice, as SSA (about 20 ms a study with 300 resamples)
 KAPPA_STUDIES = 10  # about 10 ms a study of 150 dialogues with 300 resamples
@@ -61,6 +62,7 @@ AB_DIFFERENCE = 0.1  # `plan ab`'s default (a win rate of 60%)
 BT_DIFFERENCE = 0.5  # `plan bt`'s default (log-strength)
 SSA_POOL = 20  # `plan ssa`'s and `plan ab`'s default pool of workers
 STATE_KEY = "plan"
+METHOD = 2  # kept plans of an older method are simulated again (2: A/B by ab_detectable)
 
 Design = LikertDesign | SSADesign | ABDesign | ChatDesign | KappaDesign
 
@@ -89,6 +91,10 @@ class DraftPlan:
     size: str = ""
     tested: str = ""
     also: list[str] = field(default_factory=list)
+    # A/B: the simulated power at the advantage found, and whether any advantage below a 99%
+    # win rate reached the target (``planner.ab_detectable``)
+    power: float | None = None
+    reached: bool = True
 
 
 def _per_pair(items: Any, campaign: Campaign) -> dict[str, int]:
@@ -216,10 +222,15 @@ def _simulate(design: Design) -> dict[str, Any]:
     elif isinstance(design, SSADesign):
         plan = _refined(lambda d: ssa_plan(design, d, studies=SSA_STUDIES, seed=SEED), 0.05)
     elif isinstance(design, ABDesign):
-        plan = _refined(
-            lambda d: ab_plan(design, min(d, 0.49), studies=AB_STUDIES, seed=SEED),
-            AB_DIFFERENCE,
-        )
+        plan = ab_detectable(design, start=AB_DIFFERENCE, studies=AB_STUDIES, seed=SEED)
+        return {
+            "detectable": plan.detectable,
+            "width": plan.mean_width,
+            "studies": plan.studies,
+            "at": plan.difference,
+            "power": plan.power,
+            "reached": ab_reachable(plan),
+        }
     elif isinstance(design, ChatDesign):
         plan = _refined(lambda d: chat_plan(design, d, studies=CHAT_STUDIES, seed=SEED), 0.05)
     else:
@@ -248,9 +259,9 @@ def _command(design: Design) -> str:
         size = f"ssa --items {design.responses_per_model} --ratings {design.raters_per_response}"
         size += f" --pool {design.pool}"
         return f"python manage.py plan {size} --comparisons {design.comparisons}"
-    if isinstance(design, ABDesign):
+    if isinstance(design, ABDesign):  # the page's studies: the command prints its number
         size = f"ab --items {design.items} --ratings {design.judgments_per_item}"
-        return f"python manage.py plan {size} --pool {design.pool}"
+        return f"python manage.py plan {size} --pool {design.pool} --studies {AB_STUDIES}"
     if isinstance(design, ChatDesign):
         return (
             f"python manage.py plan ssa_interactive --conversations "
@@ -355,7 +366,7 @@ def draft_plan(campaign: Campaign) -> DraftPlan:
         return DraftPlan(covered=campaign.protocol in PLANNED, problem=problem)
     pair_models = sorted({m for pair in models for m in pair.split(" vs ")})
     many = isinstance(design, ABDesign) and len(pair_models) >= 3
-    key = {"protocol": campaign.protocol, **asdict(design), "seed": SEED}
+    key = {"protocol": campaign.protocol, **asdict(design), "seed": SEED, "method": METHOD}
     if many:
         key["bt_models"] = len(pair_models)
     kept = draft_state(campaign).get(STATE_KEY)
@@ -393,6 +404,8 @@ def draft_plan(campaign: Campaign) -> DraftPlan:
         assumptions=_assumptions(design),
         command=_command(design),
         also=also,
+        power=result.get("power"),
+        reached=bool(result.get("reached", True)),
         unit=words["unit"],
         what=words["what"],
         size=words["size"],

@@ -1,9 +1,12 @@
 """The launch wizard's review step shows what the draft's design can detect (the planner)."""
 
 import html
+import io
 import re
+import shlex
 
 import pytest
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -13,8 +16,9 @@ from annotation.planner import (
     ChatDesign,
     KappaDesign,
     LikertDesign,
+    Plan,
     SSADesign,
-    ab_plan,
+    ab_detectable,
     chat_plan,
     kappa_plan,
     likert_plan,
@@ -142,13 +146,46 @@ def test_an_ab_review_shows_the_win_rate_and_the_bradley_terry_gap(ada) -> None:
     counts = {("x", "y"): 40, ("x", "z"): 50, ("y", "z"): 45}
     page = review(ada, pairs(start(ada, "pairwise", "ab"), counts, 3))
     design = ABDesign(items=40, judgments_per_item=3, pool=20)
-    first = ab_plan(design, 0.1, studies=AB_STUDIES, seed=0)
-    refined = ab_plan(design, first.detectable, studies=AB_STUDIES, seed=0)
-    assert shown(page, "plan-detectable") == f"{refined.detectable:.2f}"
+    direct = ab_detectable(design, studies=AB_STUDIES, seed=0)
+    assert shown(page, "plan-detectable") == f"{direct.detectable:.2f}"
+    assert shown(page, "plan-power") == f"(Simulated power at that advantage: {direct.power:.0%}.)"
     assert "a win rate advantage of" in page and "over a 50% win rate" in page
     assert "Bradley–Terry over the 3 models" in page
-    command = "python manage.py plan ab --items 40 --ratings 3 --pool 20"
+    command = f"python manage.py plan ab --items 40 --ratings 3 --pool 20 --studies {AB_STUDIES}"
     assert shown(page, "plan-command") == command
+
+
+def found_by(command: str) -> str:
+    """Run the page's command line; return what it prints as found with 80% power."""
+    out = io.StringIO()
+    call_command(*shlex.split(command)[2:], stdout=out)
+    line = next(x for x in out.getvalue().splitlines() if "found with 80% power" in x)
+    return line.split("power: ", 1)[1]
+
+
+@pytest.mark.parametrize("items", [4, 12])
+def test_a_small_ab_review_shows_the_advantage_its_command_prints(ada, items) -> None:
+    # Four items once showed "0.00": planned again at a 99% win rate, every simulated
+    # study's decisive judgments went to A, a standard error of 0. The page and the command
+    # now run the same search (planner.ab_detectable) and print the same number.
+    draft = pairs(start(ada, "pairwise", f"ab-{items}"), {("x", "y"): items}, 3)
+    page = review(ada, draft)
+    printed = found_by(shown(page, "plan-command"))
+    detectable = shown(page, "plan-detectable")
+    assert float(detectable) > 0.1
+    assert f"{float(printed.split()[0]):.2f}" == detectable
+    assert f"{detectable}" != "0.00"
+
+
+def test_an_ab_design_too_small_for_any_advantage_says_so(ada, monkeypatch) -> None:
+    from dashboard.drafts import plan as draft_plan_module
+
+    missed = Plan(0.49, 0.3, 0.1, 0.0, 0.8, 0.2, AB_STUDIES)
+    monkeypatch.setattr(draft_plan_module, "ab_detectable", lambda *a, **k: missed)
+    page = review(ada, pairs(start(ada, "pairwise", "tiny"), {("x", "y"): 2}, 1))
+    assert "This design finds no win-rate advantage with 80% power" in page
+    assert shown(page, "plan-power") == "30%"
+    assert 'id="plan-detectable"' not in page
 
 
 def test_an_interactive_ssa_review_plans_from_the_settings_alone(ada) -> None:

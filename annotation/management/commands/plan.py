@@ -17,7 +17,9 @@ from annotation.planner import (
     LikertDesign,
     Plan,
     SSADesign,
+    ab_detectable,
     ab_plan,
+    ab_reachable,
     bt_plan,
     chat_plan,
     kappa_plan,
@@ -235,9 +237,8 @@ class Command(BaseCommand):
         )
         difference = 0.1 if options["difference"] is None else options["difference"]
         run = self._run(options)
-        plan = ab_plan(design, difference, **run)
-        refined = ab_plan(design, min(plan.detectable, 0.49), **run)
-        return design, plan, refined
+        # The advantage found with the target power: the same search as the wizard's review.
+        return design, ab_plan(design, difference, **run), ab_detectable(design, **run)
 
     def _bt(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[BTDesign, Plan, Plan]:
         if options["comparisons"] != 1 or options["sd_rater"] is not None:
@@ -347,8 +348,21 @@ class Command(BaseCommand):
             f"{size}\n"
             f"  power to find a {what} of {plan.difference:g}: {plan.power:.0%} "
             f"(± {plan.power_se:.0%}, {plan.studies} simulated studies)\n"
-            f"  {what} found with {refined.target:.0%} power: {refined.detectable:.3g}\n"
+            f"  {what} found with {refined.target:.0%} power: {self._found(design, refined)}\n"
             f"  expected width of the 95% interval: {plan.mean_width:.3g}"
+        )
+
+    def _found(self, design: Design, refined: Plan) -> str:
+        if not isinstance(design, ABDesign):
+            return f"{refined.detectable:.3g}"
+        if not ab_reachable(refined):
+            return (
+                f"none below {refined.difference:g} (a win rate of "
+                f"{0.5 + refined.difference:.0%} is found in {refined.power:.0%} of the studies)"
+            )
+        return (
+            f"{refined.detectable:.3g} (simulated power at {refined.difference:.3g}: "
+            f"{refined.power:.0%})"
         )
 
     def _campaign(self, slug: str, protocol: str) -> Campaign:

@@ -24,7 +24,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.campaign_settings import SETTINGS
 from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
-from annotation.payments.launch import worker_url
 from annotation.protocols import registry
 from annotation.study_pages import STUDY_FIELDS, instructions_default
 from dashboard import drafts
@@ -354,7 +353,9 @@ def wizard_review(request: HttpRequest, slug: str) -> HttpResponse:
         gold=campaign.items.filter(gold__isnull=False).count(),
         preview_url=reverse("annotation:task", args=[campaign.slug])
         + "?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=preview",
-        worker_url=worker_url(campaign),
+        # The local study's workers reach the server this page was served from (a provider's
+        # HITs point at EVALSITE_PUBLIC_URL instead: annotation.payments.launch.worker_url).
+        worker_url=request.build_absolute_uri(reverse("annotation:task", args=[campaign.slug])),
         plan=draft_plan(campaign),
     )
     return render(request, "dashboard/wizard_review.html", context)

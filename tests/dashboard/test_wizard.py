@@ -493,6 +493,15 @@ def test_the_review_shows_the_cost_estimate_and_a_preview_link(ada, ready) -> No
     assert ready.items.first().payload["response"] in html.unescape(preview.content.decode())
 
 
+def test_the_worker_link_names_the_server_the_researcher_reached(ada, ready, settings) -> None:
+    settings.ALLOWED_HOSTS = ["evalsite.example.org"]
+    settings.EVALSITE_PUBLIC_URL = "http://localhost:8000"  # the unconfigured default
+    page = ada.get(url("wizard_review", ready), HTTP_HOST="evalsite.example.org", secure=True)
+    text = html.unescape(page.content.decode())
+    assert f"https://evalsite.example.org/task/{ready.slug}/?workerId=…&key=…" in text
+    assert "localhost:8000" not in text
+
+
 def test_go_live_publishes_on_the_local_provider_and_lands_on_the_campaign_page(ada, ready) -> None:
     response = ada.post(url("wizard_launch", ready))
     assert response.url == url("campaign", ready)

@@ -36,6 +36,7 @@ from annotation.models import (
 from annotation.tallies import HOUR, Tally, campaign_tallies
 from dashboard import glossary
 from dashboard.glossary import Column
+from dashboard.items import answer_lines, campaign_questions, payload_fields
 from dashboard.models import Job
 
 # A worker counts as active when their assignment saw activity this recently.
@@ -313,7 +314,8 @@ def jobs_recent(campaign: Campaign, *, limit: int = 10) -> list[Job]:
 
 @dataclass(frozen=True)
 class SpotCheck:
-    """A sample of one worker's work: judged items with their answers, or conversations."""
+    """A sample of one worker's work: judged items (their payload's fields and the answers
+    in words, ``dashboard.items``), or conversations."""
 
     pseudonym: str
     count: int
@@ -344,6 +346,7 @@ def spot_checks(
         .order_by("-n", "worker__pseudonym")[:workers]
     )
     checks = []
+    questions = campaign_questions(campaign) if top else []
     for row in top:
         item_ids = list(
             Judgment.objects.filter(item__campaign=campaign, worker=row["worker"])
@@ -358,9 +361,15 @@ def spot_checks(
         ).values_list("item", "item__key", "item__payload", "question", "value"):
             entry = answers.setdefault(item_id, {"key": key, "payload": payload, "answers": {}})
             entry["answers"][question] = value
-        checks.append(
-            SpotCheck(row["worker__pseudonym"], row["n"], list(answers.values()), dialogues=[])
-        )
+        judged = [
+            {
+                "key": entry["key"],
+                "fields": payload_fields(entry["payload"]),
+                "answers": answer_lines(questions, entry["answers"]),
+            }
+            for entry in answers.values()
+        ]
+        checks.append(SpotCheck(row["worker__pseudonym"], row["n"], judged, dialogues=[]))
     for row in chat_top:
         dialogue_ids = list(
             Utterance.objects.filter(dialogue__campaign=campaign, worker=row["worker"])

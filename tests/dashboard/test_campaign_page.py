@@ -1,6 +1,7 @@
 """The campaign list and page: live numbers, report snapshots, exports, worker actions."""
 
 import csv
+import html
 import io
 
 import pandas as pd
@@ -24,6 +25,7 @@ from annotation.protocols import registry
 from annotation.selectors import campaign_progress
 from annotation.simulation import crowd_make, crowd_run
 from dashboard import services
+from dashboard.items import campaign_questions
 from dashboard.models import Job
 from dashboard.selectors import campaign_rows
 from tests.factories import CampaignFactory
@@ -225,7 +227,24 @@ def test_spot_check_shows_the_most_active_workers_answers(ada, filled) -> None:
         .order_by("worker__pseudonym")
     )
     assert any(p in page for p in set(busiest))
-    assert "empathy" in page
+    empathy = next(q for q in campaign_questions(filled) if q.key == "empathy")
+    assert html.escape(empathy.text) in page  # the question as workers read it
+
+
+def test_spot_check_shows_items_and_answers_in_words_not_python_reprs(ada, filled) -> None:
+    page = html.unescape(
+        ada.get(reverse("dashboard:spotcheck", args=[filled.slug])).content.decode()
+    )
+    assert "{'" not in page and "['" not in page and "':" not in page
+    payload = filled.items.first().payload
+    assert "<dt>response</dt>" in page and "<dt>context</dt>" in page
+    assert f"<li>{payload['context'][1]}</li>" in page  # one line per turn
+    questions = campaign_questions(filled)
+    judged = Judgment.objects.filter(item__campaign=filled).first()
+    question = next(q for q in questions if q.key == judged.question)
+    label = dict(question.choices)[str(judged.value)]
+    assert f"<dt>{question.text}</dt>" in page
+    assert f"({label})" in page
 
 
 def _page_queries(client, campaign) -> int:

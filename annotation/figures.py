@@ -19,16 +19,20 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.colors import to_rgb
+from matplotlib.colors import to_rgba_array
 from matplotlib.figure import Figure
+from matplotlib.typing import ColorType
 
 from annotation import uncertainty
 
+# A colour as matplotlib takes it, or as a colour map returns it (an RGBA array).
+Colour = ColorType | np.ndarray
 INK = "#000000"
 PAPER = "#ffffff"
 # Okabe & Ito's colour-blind-safe palette (yellow last: it needs its black edge most).
@@ -37,7 +41,7 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F
 MIN_CONTRAST = 4.5
 DPI = 150
 # Fixed SVG ids and no timestamp: the same report writes the same bytes.
-_SVG_RC = {"svg.hashsalt": "evalsite", "svg.fonttype": "none"}
+_SVG_RC: dict[Any, Any] = {"svg.hashsalt": "evalsite", "svg.fonttype": "none"}
 
 
 @dataclass(frozen=True)
@@ -49,19 +53,20 @@ class ReportFigure:
     alt: str
 
 
-def luminance(colour: str | Sequence[float]) -> float:
+def luminance(colour: Colour) -> float:
     """Return a colour's relative luminance (WCAG 2: linearised sRGB, weighted)."""
-    channels = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(colour)]
-    return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+    rgb = to_rgba_array(colour)[0, :3]
+    channels = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    return float(channels @ np.array([0.2126, 0.7152, 0.0722]))
 
 
-def contrast_ratio(first: str | Sequence[float], second: str | Sequence[float]) -> float:
+def contrast_ratio(first: Colour, second: Colour) -> float:
     """Return the WCAG contrast ratio of two colours, from 1 (none) to 21 (black on white)."""
     light, dark = sorted((luminance(first), luminance(second)), reverse=True)
     return (light + 0.05) / (dark + 0.05)
 
 
-def text_colour(background: str | Sequence[float]) -> str:
+def text_colour(background: Colour) -> str:
     """Return black or white, whichever contrasts more with ``background``.
 
     One of them always reaches √21 ≈ 4.58:1, above WCAG's 4.5:1 for normal text.
@@ -196,7 +201,7 @@ def figure_finish(figure: Figure, *, title: str, alt: str, note: str = "") -> Re
 
 
 def n_labels(
-    ax: Axes, x: np.ndarray, top: np.ndarray, counts: Sequence[object], *, vertical: bool
+    ax: Axes, x: np.ndarray, top: np.ndarray, counts: Sequence[Any], *, vertical: bool
 ) -> None:
     """Write "n=…" above each bar (over its error bar), in ink on the white of the axes."""
     for xi, yi, count in zip(x, top, counts, strict=True):

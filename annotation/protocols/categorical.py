@@ -165,7 +165,7 @@ class CategoricalProtocol(GoldChecks, Simulated):
                 labels=labels,
                 count="items",
                 agreement=by_source,
-                title=f"Categorical labels of the items ({method})",
+                title=f"Categorical labels of the items, by {method}",
             )
         return report
 

@@ -35,7 +35,9 @@ def chat_page(request: HttpRequest, campaign: Campaign, arrival: Arrival) -> Htt
     if arrival.preview:
         return render(request, "annotation/chat.html", context | {"preview": True})
     arrival_verify(campaign=campaign, arrival=arrival)
-    visit = chat_arrive(campaign=campaign, arrival=arrival)
+    visit = chat_arrive(
+        campaign=campaign, arrival=arrival, another=request.GET.get("another") == "1"
+    )
     if visit.kind in ("nothing", "stopped"):
         return render(request, "annotation/nothing.html", context | {"visit": visit_of(visit)})
     assert visit.assignment is not None

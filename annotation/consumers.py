@@ -135,7 +135,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         try:
             await database_sync_to_async(seat_disconnect)(
-                seat_id=self.seat_id, channel_name=self.channel_name
+                seat_id=self.seat_id, channel_name=self.channel_name, code=code
             )
         except Exception:
             logger.exception("chat disconnect not recorded on seat %s", self.seat_id)

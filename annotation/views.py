@@ -140,7 +140,9 @@ def _render_visit(
         template = "annotation/done.html"
         context.update(
             completion=assignment_completion(assignment=visit.assignment),
-            continue_url=_task_url(campaign, arrival),
+            continue_url=_task_url(campaign, arrival)
+            + ("&another=1" if isinstance(protocol, LiveChat) else ""),
+            live_chat=isinstance(protocol, LiveChat),
             withdraw_url=_task_url(campaign, arrival, "task_withdraw")
             + "&"
             + urlencode({"token": assignment_token(visit.assignment)}),

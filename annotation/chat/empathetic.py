@@ -332,8 +332,10 @@ def _heard_from(seat: ChatSeat, now: datetime) -> datetime:
 
 
 def partner_check(*, seat_id: int, now: datetime | None = None) -> list[int]:
-    """Declare the seat's partner gone if their socket closed more than half a heartbeat ago
-    (a reload is back sooner) or went silent for two heartbeats; return the seats to tell.
+    """Declare the seat's partner gone if their page closed its socket more than half a
+    heartbeat ago (a reload is back sooner), if their connection was lost more than
+    ``reconnect_grace_s`` ago (a dropped network comes back), or if their socket went silent
+    for two heartbeats; return the seats to tell.
 
     The conversation under way is kept as partial and flagged ``partner_left``; both workers'
     assignments are submitted (paid by policy); the one who left sees why on return. Time in
@@ -350,7 +352,8 @@ def partner_check(*, seat_id: int, now: datetime | None = None) -> list[int]:
     def gone(other: ChatSeat) -> bool:
         heard = _heard_from(other, now)
         if other.channel_name == "":
-            return older_than(heard, now, heartbeat / 2)
+            grace = heartbeat / 2 if other.closed_by_page else parameters["reconnect_grace_s"]
+            return older_than(heard, now, grace)
         return older_than(heard, now, 2 * heartbeat + 1)
 
     partner = ChatSeat.objects.filter(pair_id=seat.pair_id).exclude(pk=seat.pk).first()

@@ -107,13 +107,16 @@ class ChatArrival:
 
 
 def chat_arrive(
-    *, campaign: Campaign, arrival: Arrival, now: datetime | None = None
+    *, campaign: Campaign, arrival: Arrival, another: bool = False, now: datetime | None = None
 ) -> ChatArrival:
     """Return the arriving worker's seat, creating their assignment and seat on first arrival.
 
-    A reload finds the same seat. A worker soft-blocked in the campaign, or whose conversations
-    would go past the campaign's cap (``max_items_per_worker``, read at every arrival so it may
-    change while live), gets no new seat.
+    A reload finds the same seat. A worker who comes back by a link without a provider session
+    (a local link) after their chat ended — the tab closed before the end screen, or a return
+    the next day — is shown that chat's end screen and completion code; ``another`` (the end
+    screen's "Start another chat") starts a new one. A worker soft-blocked in the campaign, or
+    whose conversations would go past the campaign's cap (``max_items_per_worker``, read at
+    every arrival so it may change while live), gets no new seat.
     """
     now = now or timezone.now()
     if arrival.preview:
@@ -123,6 +126,8 @@ def chat_arrive(
     assignment = assignment_of_arrival(
         campaign=campaign, worker=worker, assignment_id=arrival.assignment_id
     )
+    if assignment is None and not another and not arrival.assignment_id:
+        assignment = _last_finished(campaign, worker)
     if assignment is not None and not assignment.is_open:
         return ChatArrival(kind="done", assignment=assignment)
     seat = ChatSeat.objects.filter(assignment=assignment).first() if assignment else None
@@ -153,6 +158,20 @@ def chat_arrive(
             )
         seat = _seat_create(campaign, assignment, protocol, parameters, endpoint, now)
     return ChatArrival(kind="chat", seat=seat, assignment=assignment)
+
+
+def _last_finished(campaign: Campaign, worker: Worker) -> Assignment | None:
+    """Return the worker's last chat assignment here that ended with a completion code."""
+    finished = (
+        Assignment.Status.SUBMITTED,
+        Assignment.Status.APPROVED,
+        Assignment.Status.REJECTED,
+    )
+    return (
+        Assignment.objects.filter(campaign=campaign, worker=worker, status__in=finished)
+        .order_by("-submitted_at", "-pk")
+        .first()
+    )
 
 
 def conversations_done(*, campaign: Campaign, worker: Worker) -> int:
@@ -305,14 +324,25 @@ def seat_connect(*, seat_id: int, channel_name: str, now: datetime | None = None
         old = seat.channel_name
         seat.channel_name = channel_name
         seat.last_seen_at = now
-        seat.save(update_fields=["channel_name", "last_seen_at"])
+        seat.closed_by_page = False
+        seat.save(update_fields=["channel_name", "last_seen_at", "closed_by_page"])
     return old if old != channel_name else ""
 
 
-def seat_disconnect(*, seat_id: int, channel_name: str, now: datetime | None = None) -> None:
-    """Record that the seat's socket closed (unless a newer socket has replaced it)."""
+# Close codes of a page that closed its own socket: 4000 is what chat.js sends when the page
+# is hidden for good (pagehide), 1001 ("going away") what a browser sends for a closing tab.
+PAGE_CLOSE_CODES = frozenset({1001, 4000})
+
+
+def seat_disconnect(
+    *, seat_id: int, channel_name: str, code: int | None = None, now: datetime | None = None
+) -> None:
+    """Record that the seat's socket closed (unless a newer socket has replaced it), and
+    whether the page closed it (``PAGE_CLOSE_CODES``) or the connection was lost."""
     ChatSeat.objects.filter(pk=seat_id, channel_name=channel_name).update(
-        channel_name="", last_seen_at=now or timezone.now()
+        channel_name="",
+        last_seen_at=now or timezone.now(),
+        closed_by_page=code in PAGE_CLOSE_CODES,
     )
 
 

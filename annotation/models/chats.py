@@ -34,7 +34,9 @@ class ChatSeat(models.Model):
 
     ``channel_name`` is the Channels name of the worker's live websocket ("" when none is
     open) and ``last_seen_at`` the last frame received from it; the partner's consumer reads
-    both to tell a reload (back within the grace time) from a closed tab.
+    both to tell a reload (back within the grace time) from a closed tab. ``closed_by_page``
+    says the last socket was closed by the page itself (the tab closed or navigated away),
+    not lost with the network: the partner is told sooner.
     """
 
     class Stage(models.TextChoices):
@@ -79,6 +81,7 @@ class ChatSeat(models.Model):
     waiting_since = models.DateTimeField(null=True, blank=True)
     channel_name = models.CharField(max_length=200, blank=True)
     last_seen_at = models.DateTimeField(default=timezone.now)
+    closed_by_page = models.BooleanField(default=False)
     ended_reason = models.CharField(max_length=32, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

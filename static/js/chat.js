@@ -18,7 +18,7 @@
   var outboxKey = "evalsite-outbox-" + app.dataset.seatKey;
   var outbox = JSON.parse(sessionStorage.getItem(outboxKey) || "[]");
   var socket = null, state = null, heartbeat = null, beatSeconds = 0;
-  var retryDelay = 500, closedForGood = false, retryTimer = null;
+  var retryDelay = 500, closedForGood = false, retryTimer = null, chatEnded = false;
   var waitedAt = 0, waitedBase = 0, waitTimer = null;
   var signals = { situation: fresh(), message: fresh() };
   var endedByMe = null, refocus = false, baseTitle = document.title;
@@ -89,7 +89,8 @@
     socket.onmessage = function (event) { receive(JSON.parse(event.data)); };
     socket.onclose = function (event) {
       clearInterval(heartbeat);
-      if (closedForGood || event.code === 4403 || event.code === 4409) {
+      if (chatEnded) { setConnection(""); return; }  // the end, not a lost connection
+      if (closedForGood || event.code === 4403 || event.code === 4409 || event.code === 4000) {
         setConnection(t("disconnected"));
         return;
       }
@@ -105,6 +106,16 @@
     clearTimeout(retryTimer);
     retryTimer = null;
     connect();
+  });
+  // The page going away for good (a closed tab, a navigation) closes its socket with 4000: the
+  // partner is told after half a heartbeat. A connection lost otherwise (the network) is
+  // given the study's reconnect grace to come back. A page kept in the back-forward cache
+  // reconnects when shown again.
+  window.addEventListener("pagehide", function () {
+    if (socket && socket.readyState <= WebSocket.OPEN) { socket.close(4000, "page closed"); }
+  });
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted && !closedForGood) { connect(); }
   });
   // Leaving mid-conversation (or in the lobby, or with a message not yet stored) ends the
   // chat for the partner too: the browser asks first.
@@ -212,7 +223,7 @@
       $("end-heading").textContent = stage === "done" ? t("thank_you") : t("chat_ended");
       $("end-message").textContent = s.message;
       show("finish-link", true);
-      closedForGood = true;
+      closedForGood = chatEnded = true;
       if (socket) { socket.close(1000); }
     }
   }

@@ -87,8 +87,10 @@ class Client:
     async def state(self, predicate=lambda s: True, timeout: float = 5) -> dict[str, Any]:
         return await self.until(lambda f: f["type"] == "state" and predicate(f), timeout)
 
-    async def close(self) -> None:
-        await self.communicator.disconnect()
+    async def close(self, code: int = 4000) -> None:
+        """Close the socket as the page does when it goes away (4000); a lost connection
+        (no close frame from the page) is ``code=1006``."""
+        await self.communicator.disconnect(code=code)
 
 
 arrive = sync_to_async(ws_path)

@@ -3,12 +3,13 @@ with the pay the policy gives, and the task link leads to MTurk's submit form.""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from html import unescape
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 
 from annotation.models import ChatSeat, Dialogue
 from tests.annotation.chat.helpers import SITUATION, Client, ed_campaign
@@ -31,7 +32,7 @@ def _ws_path(client, campaign, worker: str) -> str:
 
 def test_a_worker_who_dropped_out_mid_chat_gets_paid_and_mturks_submit_form(client):
     heartbeat = 1
-    campaign = ed_campaign(heartbeat_s=heartbeat)
+    campaign = ed_campaign(heartbeat_s=heartbeat, reconnect_grace_s=2)
     paths = [_ws_path(client, campaign, "W1"), _ws_path(client, campaign, "W2")]
     told: dict[str, Any] = {}
 
@@ -48,8 +49,8 @@ def test_a_worker_who_dropped_out_mid_chat_gets_paid_and_mturks_submit_form(clie
         await listener.state(lambda s: len(s.get("utterances", [])) == 1)
         path = listener.communicator.scope["path"] + "?"
         path += listener.communicator.scope["query_string"].decode()
-        await listener.close()  # the connection drops, for longer than the grace time
-        told["stayed"] = await speaker.state(lambda s: s["stage"] == "partner_left", timeout=5)
+        await listener.close(code=1006)  # the connection drops, for longer than the grace
+        told["stayed"] = await speaker.state(lambda s: s["stage"] == "partner_left", timeout=8)
         back = Client(path)
         told["dropped"] = await back.connect()  # the page reconnects: the chat has ended
         told["name"] = listener.name
@@ -74,3 +75,46 @@ def test_a_worker_who_dropped_out_mid_chat_gets_paid_and_mturks_submit_form(clie
     assert page.status_code == 200 and 'id="mturk-submit"' in html
     assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in html
     assert f'name="assignmentId" value="A-{dropped}"' in html
+
+
+@pytest.mark.parametrize(("code", "ends"), [(1006, False), (4000, True)])
+def test_a_dropped_connection_has_the_reconnect_grace_a_closed_page_half_a_heartbeat(
+    client, code, ends
+):
+    """A connection lost for 2.5 s (longer than half a heartbeat, shorter than the grace)
+    keeps the pair; the same wait after the page closed its socket (a closed tab) ends it.
+    (The speaker's socket stays silent meanwhile: under the two heartbeats that close it.)"""
+    campaign = ed_campaign(heartbeat_s=2, reconnect_grace_s=6)
+    paths = [_ws_path(client, campaign, "W1"), _ws_path(client, campaign, "W2")]
+    seen: dict[str, Any] = {}
+
+    def stage_of(worker: str) -> str:
+        return ChatSeat.objects.get(worker__external_id=worker).stage
+
+    async def scenario() -> None:
+        a, b = Client(paths[0]), Client(paths[1])
+        for c in (a, b):
+            state = await c.connect()
+            await c.send(type="situation", emotion=state["offered"][0], text=SITUATION)
+            await c.until(lambda f: f["type"] == "ack")
+        sa = await a.state(lambda s: s["stage"] == "chatting")
+        await b.state(lambda s: s["stage"] == "chatting")
+        speaker, listener = (a, b) if sa["role"] == "speaker" else (b, a)
+        path = listener.communicator.scope["path"] + "?"
+        path += listener.communicator.scope["query_string"].decode()
+        await listener.close(code=code)
+        await asyncio.sleep(2.5)
+        seen["speaker"] = await sync_to_async(stage_of)(speaker.name)
+        back = Client(path)
+        seen["back"] = await back.connect()
+        if seen["back"]["stage"] == "chatting":  # the chat goes on where it was
+            assert (await speaker.say("I lost my keys on the train."))["type"] == "ack"
+            await back.state(lambda s: len(s.get("utterances", [])) == 1)
+        await speaker.close()
+        await back.close()
+
+    async_to_sync(scenario)()
+    assert seen["speaker"] == ("partner_left" if ends else "chatting")
+    assert seen["back"]["stage"] == ("left" if ends else "chatting")
+    dialogue = Dialogue.objects.get(key__endswith="-1")
+    assert dialogue.status == ("partial" if ends else "active")

@@ -4,8 +4,10 @@ the lobby's timeout, resends and the per-worker cap."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import timedelta
+from html import unescape
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
@@ -14,7 +16,7 @@ from django.utils import timezone
 from annotation.chat.empathetic import lobby_release_expired
 from annotation.chat.frames import MAX_FRAME_BYTES
 from annotation.chat.seats import chat_arrive, chat_state
-from annotation.models import ChatSeat, Dialogue, Situation, Utterance
+from annotation.models import Assignment, ChatSeat, Dialogue, Situation, Utterance
 from annotation.providers import Arrival
 from tests.annotation.chat.helpers import SITUATION, Client, ed_campaign, ws_path
 
@@ -268,10 +270,12 @@ def test_the_conversation_cap_counts_conversations_and_may_change_while_live():
 
     async_to_sync(scenario)()
     arrival = Arrival(provider="local", worker_id="kim")
-    assert chat_arrive(campaign=campaign, arrival=arrival).stop == "capped"
+    # Back by the link: the end screen of the chat they finished; "Start another chat": capped.
+    assert chat_arrive(campaign=campaign, arrival=arrival).kind == "done"
+    assert chat_arrive(campaign=campaign, arrival=arrival, another=True).stop == "capped"
     campaign.max_items_per_worker = 4
     campaign.save()
-    assert chat_arrive(campaign=campaign, arrival=arrival).kind == "chat"
+    assert chat_arrive(campaign=campaign, arrival=arrival, another=True).kind == "chat"
 
 
 def test_pasted_text_flags_the_situation_and_the_dialogue_for_review_and_is_kept():
@@ -331,3 +335,37 @@ def test_when_both_workers_went_away_the_one_who_stayed_longer_is_the_one_whose_
     other = "leo" if last_seen == "ana" else "ana"
     assert stages == {last_seen: "partner_left", other: "left"}
     assert set(campaign.assignments.values_list("status", flat=True)) == {"submitted"}
+
+
+def test_a_worker_back_by_their_link_after_the_chat_sees_its_end_and_code_then_may_chat_again(
+    client,
+):
+    """The tab closed before the end screen: the task link (a personal local link) leads to the
+    finished chat's end screen and its completion code, not to a fresh task; "Start another
+    chat" starts one."""
+    campaign = ed_campaign(min_utterances=2, max_utterances=2)
+    paths = [ws_path(campaign, "kim"), ws_path(campaign, "lou")]
+
+    async def scenario():
+        speaker, listener, _, _ = await _paired(*paths)
+        for _ in range(2):
+            await speaker.say("One.")
+            await listener.say("Two.")
+            speaker, listener = listener, speaker
+        await speaker.state(lambda s: s["stage"] == "done")
+        await speaker.close()
+        await listener.close()
+
+    async_to_sync(scenario)()
+    finished = Assignment.objects.get(worker__external_id="kim")
+    assert finished.status == "submitted" and finished.completion_code
+    back = client.get(f"/task/{campaign.slug}/?workerId=kim", follow=True)
+    html = back.content.decode()
+    assert back.status_code == 200 and finished.completion_code in html
+    another = unescape(re.search(r'href="([^"]+)" id="continue-link"', html).group(1))
+    assert "another=1" in another and "workerId=kim" in another
+    assert "Start another chat" in html
+    again = client.get(another)
+    assert again.status_code == 200 and "data-ws-path" in again.content.decode()
+    assert Assignment.objects.filter(worker__external_id="kim").count() == 2
+    assert ChatSeat.objects.filter(worker__external_id="kim", stage="situation").count() == 1

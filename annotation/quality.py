@@ -7,10 +7,12 @@
   attention check can justify a rejection, and only where the provider allows it
   (``Provider.attention_rejects``, ``payments/review.py``).
 - A worker is soft-blocked in a campaign (no more items, their judgments kept but flagged and
-  left out of reports unless asked for) when, after at least ``gold_min_answered`` gold
-  agreement checks, even the one-sided upper confidence bound (Wilson, ``GOLD_CONFIDENCE``)
-  on their gold accuracy is under ``gold_min_accuracy``, so one slip never blocks; or when
-  they failed ``ATTENTION_BLOCK`` attention checks.
+  left out of reports unless asked for) by the one rule of ``annotation.quality_rule``: the
+  evidence of all their gold checks and of their answers compared with the other workers'
+  (MACE-style reliability) is ``BLOCK_ODDS`` to 1 for an unreliable worker against an
+  acceptable one (``FAST_BLOCK_ODDS`` to 1 when they are fast; time alone never blocks), or
+  they failed ``ATTENTION_BLOCK`` attention checks. The rule runs after each gold answer
+  (``gold_record``) and in ``quality_review``.
 - ``min_seconds_per_item`` refuses answers sent sooner than that after the item was shown.
 - ``max_items_per_worker`` caps how many (non-gold) items one worker does.
 All four settings live on the Campaign and may change while it is live
@@ -20,7 +22,6 @@ All four settings live on the Campaign and may change while it is live
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -33,17 +34,13 @@ from annotation.allocation import items_reopen
 from annotation.exceptions import InvalidAnswer
 from annotation.models import Campaign, Item, Judgment, Participation, Worker
 from annotation.protocols import GoldChecks, registry
+from annotation.quality_rule import Rule, worker_decisions
 from webhooks import events as webhook_events
 
 # A worker whose median time per item is under this many seconds (or twice the campaign's
-# minimum, if larger) is flagged for a look; a flag alone never blocks anyone.
+# minimum, if larger) is fast: the rule then needs less evidence from their answers, and
+# never blocks on time alone.
 FAST_MEDIAN_SECONDS = 2.0
-# One-sided confidence of the soft block's bound: a worker is blocked only when their gold
-# accuracy is under the campaign's threshold with this confidence (Wilson score bound).
-GOLD_CONFIDENCE = 0.9
-# Failed attention checks that soft-block a worker (Prolific's rule for rejections in
-# studies of 5 minutes or more asks for two as well).
-ATTENTION_BLOCK = 2
 
 QUALITY_COLUMNS = [
     "worker_id",
@@ -53,10 +50,11 @@ QUALITY_COLUMNS = [
     "gold_answered",
     "gold_correct",
     "gold_accuracy",
-    "gold_upper",
     "attention_answered",
     "attention_failed",
     "loo_agreement",
+    "reliability",
+    "spam_odds",
     "soft_blocked",
     "flags",
     "passes",
@@ -154,83 +152,106 @@ class GoldTally:
         return self.correct / self.answered if self.answered else float("nan")
 
 
-def accuracy_upper_bound(correct: int, answered: int, confidence: float = GOLD_CONFIDENCE) -> float:
-    """Return the one-sided Wilson score upper confidence bound of ``correct / answered``.
-
-    With nothing answered the bound is 1: there is no evidence against the worker.
-    """
-    if answered <= 0:
-        return 1.0
-    z = NormalDist().inv_cdf(confidence)
-    p = correct / answered
-    z2n = z * z / answered
-    spread = z * np.sqrt(p * (1 - p) / answered + z2n / (4 * answered))
-    return float(min(1.0, (p + z2n / 2 + spread) / (1 + z2n)))
-
-
-def block_chance(*, accuracy: float, checks: int, min_answered: int, min_accuracy: float) -> float:
-    """Return the exact probability that a worker right ``accuracy`` of the time on each gold
-    agreement check is soft-blocked by the gold rule within ``checks`` checks.
-
-    The rule is applied after every answer, as ``gold_record`` does, so this sums over every
-    path of right and wrong answers (dynamic programming over how many are right so far: a
-    path that is blocked stops counting). It tells a researcher what a threshold costs: with
-    the demo's rule (0.7, from 6 checks) a worker right 90% of the time is blocked within 10
-    checks with probability 0.0035, a 50% guesser with 0.66.
-    """
-    if not 0.0 <= accuracy <= 1.0 or checks < 0:
-        raise ValueError("accuracy must be in [0, 1] and checks >= 0")
-    alive = {0: 1.0}  # right answers so far -> probability of getting here unblocked
-    blocked = 0.0
-    for answered in range(1, checks + 1):
-        step: dict[int, float] = {}
-        for right, chance in alive.items():
-            step[right + 1] = step.get(right + 1, 0.0) + chance * accuracy
-            step[right] = step.get(right, 0.0) + chance * (1.0 - accuracy)
-        alive = {}
-        for right, chance in step.items():
-            if answered >= max(1, min_answered) and (
-                accuracy_upper_bound(right, answered) < min_accuracy
-            ):
-                blocked += chance
-            else:
-                alive[right] = chance
-    return blocked
-
-
-def gold_fails(*, campaign: Campaign, tally: GoldTally) -> bool:
-    """Tell whether gold agreement shows, beyond its uncertainty, accuracy under the threshold."""
-    return tally.answered >= max(1, campaign.gold_min_answered) and (
-        accuracy_upper_bound(tally.correct, tally.answered) < campaign.gold_min_accuracy
+def campaign_rule(campaign: Campaign) -> Rule:
+    """Return the quality rule with this campaign's settings."""
+    return Rule(
+        min_accuracy=campaign.gold_min_accuracy,
+        fast_seconds=max(FAST_MEDIAN_SECONDS, 2 * campaign.min_seconds_per_item),
+        min_evidence=campaign.gold_min_answered,
     )
 
 
-def gold_block_reason(*, campaign: Campaign, tally: GoldTally) -> str:
-    """Return why these checks soft-block the worker, or "" if they do not."""
-    failed = len(tally.attention_failed)
-    if failed >= ATTENTION_BLOCK:
-        return f"failed {failed} of {tally.attention_answered} attention checks"
-    if gold_fails(campaign=campaign, tally=tally):
-        upper = accuracy_upper_bound(tally.correct, tally.answered)
-        return (
-            f"gold accuracy {tally.accuracy:.0%} on {tally.answered} checks (at most "
-            f"{upper:.0%} with {GOLD_CONFIDENCE:.0%} confidence), under "
-            f"{campaign.gold_min_accuracy:.0%}"
-        )
-    return ""
+def campaign_decisions(campaign: Campaign) -> pd.DataFrame:
+    """Return the quality rule's decision on every crowd worker of the campaign (read only).
+
+    One row per worker (``worker`` is their id) with ``quality_rule.DECISION_COLUMNS`` and
+    ``loo_agreement``: the share of their non-gold answers that match the majority of the
+    other workers on the same item and question (ties and lone answers not compared).
+    """
+    rows = list(
+        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
+        .exclude(worker__provider=Worker.Provider.MODEL)  # LLM judges are not the crowd
+        .values_list("worker_id", "item_id", "question", "value", "time_spent_ms")
+    )
+    judged = pd.DataFrame(rows, columns=["worker", "item", "question", "value", "ms"])
+    timed = list(
+        Judgment.objects.filter(item__campaign=campaign)
+        .exclude(worker__provider=Worker.Provider.MODEL)
+        .values_list("worker_id", "item_id", "time_spent_ms")
+    )
+    per_item = (
+        pd.DataFrame(timed, columns=["worker", "item", "ms"])
+        .groupby(["worker", "item"])["ms"]
+        .max()
+    )
+    median = per_item.groupby(level="worker").median() / 1000
+    checks = pd.DataFrame(
+        [
+            (worker_id, t.answered, t.correct, t.attention_answered, len(t.attention_failed))
+            for worker_id, t in gold_tallies(campaign).items()
+        ],
+        columns=[
+            "worker",
+            "gold_answered",
+            "gold_correct",
+            "attention_answered",
+            "attention_failed",
+        ],
+    ).set_index("worker")
+    agreement = _loo_agreement(judged)
+    decisions = worker_decisions(
+        judged, checks, median, campaign_rule(campaign), agreement=agreement
+    )
+    decisions["loo_agreement"] = decisions["worker"].map(agreement).astype(float)
+    return decisions
 
 
 def gold_record(*, campaign: Campaign, worker: Worker) -> Participation | None:
-    """Soft-block the worker if their checks show them under the campaign's threshold.
+    """Apply the quality rule to the worker now that a gold answer of theirs arrived.
 
     Call after storing a judgment on a gold item, in the same transaction. Returns the
     participation when this call blocked the worker.
     """
-    tally = gold_tallies(campaign, worker_ids=[worker.pk]).get(worker.pk, GoldTally())
-    reason = gold_block_reason(campaign=campaign, tally=tally)
-    if not reason:
+    decisions = campaign_decisions(campaign).set_index("worker")
+    if worker.pk not in decisions.index or not decisions.loc[worker.pk, "block"]:
         return None
-    return worker_soft_block(campaign=campaign, worker=worker, reason=reason)
+    return worker_soft_block(
+        campaign=campaign, worker=worker, reason=_stored(str(decisions.loc[worker.pk, "reason"]))
+    )
+
+
+def quality_review(campaign: Campaign) -> list[Participation]:
+    """Soft-block every worker the quality rule blocks and who is not blocked yet.
+
+    The same rule as after each gold answer, over the whole campaign at once: for studies
+    without gold, and for the evidence that arrived after a worker's last gold answer.
+    Idempotent; returns the participations it blocked.
+    """
+    decisions = campaign_decisions(campaign)
+    blocked = set(
+        Participation.objects.filter(campaign=campaign, soft_blocked=True).values_list(
+            "worker_id", flat=True
+        )
+    )
+    due = decisions[decisions["block"] & ~decisions["worker"].isin(blocked)]
+    workers = Worker.objects.in_bulk(list(due["worker"]))
+    return [
+        worker_soft_block(
+            campaign=campaign, worker=workers[row.worker], reason=_stored(str(row.reason))
+        )
+        for row in due.itertuples()
+    ]
+
+
+def _stored(reason: str) -> str:
+    """Keep the reason's whole clauses that fit ``Participation.reason`` (300 characters)."""
+    kept = ""
+    for part in reason.split("; "):
+        longer = f"{kept}; {part}" if kept else part
+        if len(longer) > 300:
+            break
+        kept = longer
+    return kept or reason[:300]
 
 
 def gold_tallies(campaign: Campaign, worker_ids: list[int] | None = None) -> dict[int, GoldTally]:
@@ -280,78 +301,55 @@ def gold_tallies(campaign: Campaign, worker_ids: list[int] | None = None) -> dic
 def worker_quality(campaign: Campaign) -> pd.DataFrame:
     """Return one row per worker who judged anything here, with the QUALITY_COLUMNS.
 
-    ``loo_agreement`` is the share of a worker's non-gold answers that match the majority of
-    the other workers on the same item and question (ties and lone answers not compared).
-    ``gold_upper`` is the upper confidence bound the soft block compares with the threshold;
-    ``attention_failed`` counts failed attention checks. ``passes`` says nothing calls for a
-    look: not soft-blocked, gold agreement not under the threshold (beyond its uncertainty),
-    no failed attention check. Review rejects only for attention checks, by the provider's
-    rules (``payments/review.py``); the rest are hints.
+    The evidence and the decision are ``campaign_decisions``'s: ``reliability`` is the
+    worker's MACE-style reliability (the chance they know the answer rather than answer
+    from habit), ``spam_odds`` the odds of their evidence for an unreliable worker against
+    an acceptable one. ``passes``: not soft-blocked and the rule does not block them;
+    ``reason`` says why, in words, and why each flag was raised. Review rejects only for
+    attention checks, by the provider's rules (``payments/review.py``); the rest are hints.
     """
-    rows = list(
-        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
-        .exclude(worker__provider=Worker.Provider.MODEL)  # LLM judges are not the crowd
-        .values_list("worker_id", "item_id", "question", "value", "time_spent_ms")
-    )
-    judged = pd.DataFrame(rows, columns=["worker_id", "item", "question", "value", "ms"])
-    workers = dict(
-        Worker.objects.filter(judgments__item__campaign=campaign)
-        .exclude(provider=Worker.Provider.MODEL)
-        .distinct()
-        .values_list("pk", "pseudonym")
+    decisions = campaign_decisions(campaign).set_index("worker")
+    pseudonyms = dict(
+        Worker.objects.filter(pk__in=list(decisions.index)).values_list("pk", "pseudonym")
     )
     blocked = dict(
         Participation.objects.filter(campaign=campaign, soft_blocked=True).values_list(
             "worker_id", "reason"
         )
     )
-    gold = gold_tallies(campaign)
-    per_item = judged.groupby(["worker_id", "item"])["ms"].max().reset_index()
-    items = per_item.groupby("worker_id")["item"].count()
-    median = per_item.groupby("worker_id")["ms"].median() / 1000
-    loo = _loo_agreement(judged)
-    fast = max(FAST_MEDIAN_SECONDS, 2 * campaign.min_seconds_per_item)
-
     records = []
-    for worker_id, pseudonym in sorted(workers.items(), key=lambda kv: kv[1]):
-        tally = gold.get(worker_id, GoldTally())
-        fails = gold_fails(campaign=campaign, tally=tally)
-        med = float(median.get(worker_id, np.nan))
-        flags = [
-            name
-            for name, on in (
-                ("soft-blocked", worker_id in blocked),
-                ("gold", fails),
-                ("attention", bool(tally.attention_failed)),
-                ("fast", med < fast),
-            )
-            if on
-        ]
-        reason = blocked.get(worker_id, "") or gold_block_reason(campaign=campaign, tally=tally)
-        if not reason and tally.attention_failed:
-            reason = f"failed {len(tally.attention_failed)} attention check(s)"
+    for worker_id, row in decisions.iterrows():
+        is_blocked = worker_id in blocked
+        reason = str(row["reason"])
+        if is_blocked:
+            why = blocked[worker_id]
+            by = "by quality control" if why.startswith("fails:") else f"({why or 'no reason'})"
+            reason = f"soft-blocked {by}; now {reason}"
+        answered = int(row["gold_answered"])
         records.append(
             {
                 "worker_id": worker_id,
-                "pseudonym": pseudonym,
-                "items": int(items.get(worker_id, 0)),
-                "median_seconds": med,
-                "gold_answered": tally.answered,
-                "gold_correct": tally.correct,
-                "gold_accuracy": tally.accuracy,
-                "gold_upper": accuracy_upper_bound(tally.correct, tally.answered)
-                if tally.answered
-                else np.nan,
-                "attention_answered": tally.attention_answered,
-                "attention_failed": len(tally.attention_failed),
-                "loo_agreement": float(loo.get(worker_id, np.nan)),
-                "soft_blocked": worker_id in blocked,
-                "flags": ", ".join(flags),
-                "passes": worker_id not in blocked and not fails and not tally.attention_failed,
+                "pseudonym": pseudonyms.get(worker_id, ""),
+                "items": int(row["items"]),
+                "median_seconds": float(row["median_seconds"]),
+                "gold_answered": answered,
+                "gold_correct": int(row["gold_correct"]),
+                "gold_accuracy": row["gold_correct"] / answered if answered else np.nan,
+                "attention_answered": int(row["attention_answered"]),
+                "attention_failed": int(row["attention_failed"]),
+                "loo_agreement": float(row["loo_agreement"]),
+                "reliability": float(row["reliability"]) if row["compared"] else np.nan,
+                "spam_odds": float(row["spam_odds"]),
+                "soft_blocked": is_blocked,
+                "flags": ", ".join(
+                    (["soft-blocked"] if is_blocked else []) + [f for f in [row["flags"]] if f]
+                ),
+                "passes": not is_blocked and not bool(row["block"]),
                 "reason": reason,
             }
         )
-    return pd.DataFrame(records, columns=QUALITY_COLUMNS)
+    frame = pd.DataFrame(records, columns=QUALITY_COLUMNS)
+    return frame.sort_values("pseudonym", kind="stable").reset_index(drop=True)
 
 
 def _loo_agreement(judged: pd.DataFrame) -> pd.Series:
@@ -360,7 +358,7 @@ def _loo_agreement(judged: pd.DataFrame) -> pd.Series:
     frame = pd.DataFrame(
         {
             "item": judged["item"].astype(str) + "/" + judged["question"],
-            "rater": judged["worker_id"],
+            "rater": judged["worker"],
             "value": judged["value"].map(repr),
         }
     )

@@ -17,11 +17,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.models import Campaign, Item, Lease, Worker
 from annotation.protocols import Simulated, registry
 from annotation.protocols.base import Reliability
 from annotation.providers import Arrival
+from annotation.quality_rule import Rule, worker_decisions
 from annotation.services import judgment_submit, presentation_seed, worker_visit
 
 Truth = Callable[[Item], Mapping[str, Any] | None]
@@ -128,3 +132,117 @@ def crowd_run(
             if progress:
                 progress(run.total)
     return run
+
+
+# --- simulated studies without a database: the quality rule's benchmark and tests -----------
+
+
+@dataclass(frozen=True)
+class WorkerKind:
+    """How a simulated worker answers yes/no questions, and how long they take per item."""
+
+    accuracy: float | None  # chance of the true answer; None: the item is ignored
+    yes_share: float  # how often a worker who ignores the item says "yes"
+    seconds: tuple[float, float]  # mean and standard deviation per item
+
+
+WORKER_KINDS: dict[str, WorkerKind] = {
+    "good": WorkerKind(0.9, 0.5, (9.0, 3.0)),
+    "fast-good": WorkerKind(0.9, 0.5, (1.5, 0.5)),  # quick and careful: must never be blocked
+    "noisy": WorkerKind(0.7, 0.5, (6.0, 2.0)),
+    "fast-60": WorkerKind(0.6, 0.5, (1.3, 0.4)),  # the issue's spammer: fast, right 60%
+    "fast-random": WorkerKind(None, 0.5, (1.3, 0.4)),
+    "fast-biased": WorkerKind(None, 0.9, (1.3, 0.4)),  # "yes" nine times in ten
+}
+
+
+@dataclass(frozen=True)
+class StudyShape:
+    """A study's size: items, raters per item, hidden gold checks and the share of gold turns."""
+
+    items: int
+    redundancy: int
+    gold_items: int
+    gold_rate: float
+
+
+@dataclass
+class SimulatedStudy:
+    """A simulated SSA-like study: answers, gold answers and times, each with its turn."""
+
+    answers: pd.DataFrame  # worker, item, question, value, turn
+    gold: pd.DataFrame  # worker, right, turn
+    seconds: pd.DataFrame  # worker, item, seconds, turn
+
+
+def study_simulate(
+    shape: StudyShape, crowd: Mapping[str, str], rng: np.random.Generator
+) -> SimulatedStudy:
+    """Simulate a study shaped like the demo's SSA one, without a database.
+
+    ``crowd`` maps worker ids to ``WORKER_KINDS`` names. Workers take turns as ``crowd_run``
+    makes them: each turn is a gold check with ``gold_rate`` (while the worker has unseen
+    gold items), else, as allocation serves them, one of the least-judged items they have not
+    judged, at random. Each item
+    asks "sensible?" (true for 60% of items) and, when the worker said yes, "specific?"
+    (true for half the sensible ones); gold items are nonsense (right answer: not sensible).
+    """
+    sensible = rng.random(shape.items) < 0.6
+    specific = sensible & (rng.random(shape.items) < 0.5)
+    judged = np.zeros(shape.items, dtype=int)
+    seen: dict[str, set[int]] = {w: set() for w in crowd}
+    gold_left = dict.fromkeys(crowd, shape.gold_items)
+    answers: list[tuple[str, int, str, str, int]] = []
+    gold: list[tuple[str, bool, int]] = []
+    seconds: list[tuple[str, int, float, int]] = []
+    active, turn = list(crowd), 0
+    while active:
+        for worker in list(active):
+            kind = WORKER_KINDS[crowd[worker]]
+            turn += 1
+            spent = max(0.5, rng.normal(*kind.seconds))
+            if gold_left[worker] and rng.random() < shape.gold_rate:
+                gold_left[worker] -= 1
+                gold.append((worker, not _answer(kind, False, rng), turn))
+                seconds.append((worker, -gold_left[worker] - 1, spent, turn))
+                continue
+            # As allocation does: the least-judged open items first, at random among them.
+            open_items = [
+                int(i) for i in np.flatnonzero(judged < shape.redundancy) if i not in seen[worker]
+            ]
+            if not open_items:
+                active.remove(worker)
+                continue
+            least = judged[open_items].min()
+            item = int(rng.choice([i for i in open_items if judged[i] == least]))
+            seen[worker].add(item)
+            judged[item] += 1
+            said = _answer(kind, bool(sensible[item]), rng)
+            answers.append((worker, item, "sensible", "yes" if said else "no", turn))
+            if said:
+                also = _answer(kind, bool(specific[item]), rng)
+                answers.append((worker, item, "specific", "yes" if also else "no", turn))
+            seconds.append((worker, item, spent, turn))
+    return SimulatedStudy(
+        answers=pd.DataFrame(answers, columns=["worker", "item", "question", "value", "turn"]),
+        gold=pd.DataFrame(gold, columns=["worker", "right", "turn"]),
+        seconds=pd.DataFrame(seconds, columns=["worker", "item", "seconds", "turn"]),
+    )
+
+
+def _answer(kind: WorkerKind, truth: bool, rng: np.random.Generator) -> bool:
+    if kind.accuracy is None:
+        return bool(rng.random() < kind.yes_share)
+    return truth if rng.random() < kind.accuracy else not truth
+
+
+def study_decisions(study: SimulatedStudy, rule: Rule, until: int | None = None) -> pd.DataFrame:
+    """Return the quality rule's decisions (``quality_rule.worker_decisions``) on a simulated
+    study as it stood after turn ``until`` (None: at its end)."""
+    last = np.inf if until is None else until
+    answers = study.answers[study.answers["turn"] <= last]
+    gold = study.gold[study.gold["turn"] <= last]
+    seconds = study.seconds[study.seconds["turn"] <= last]
+    checks = gold.groupby("worker")["right"].agg(gold_answered="size", gold_correct="sum")
+    median = seconds.groupby("worker")["seconds"].median()
+    return worker_decisions(answers, checks, median, rule)

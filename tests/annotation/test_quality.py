@@ -2,17 +2,15 @@
 
 from datetime import timedelta
 
-import numpy as np
 import pytest
 from django.utils import timezone
-from statsmodels.stats.proportion import proportion_confint
 
 from annotation.allocation import item_next, lease_create, leases_release
 from annotation.campaign_settings import CONTROLS, settings_clean
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
 from annotation.models import Item, Judgment, Lease, Participation, WorkerBlock
 from annotation.providers import Arrival
-from annotation.quality import block_chance, worker_quality, worker_soft_block, worker_unblock
+from annotation.quality import worker_quality, worker_soft_block, worker_unblock
 from annotation.selectors import campaign_judgments_frame, campaign_progress, campaign_report
 from annotation.services import (
     assignment_start,
@@ -115,8 +113,8 @@ def test_gold_items_are_not_limited_by_redundancy(campaign):
     assert gold.judgments.values("worker").distinct().count() == campaign.redundancy + 2
 
 
-def _force_gold(campaign, assignment, answers):
-    """Lease the worker an unseen gold item and answer it."""
+def _answer_gold(campaign, assignment, answers, *, after: float = 5.0):
+    """Lease the worker an unseen gold item and answer it ``after`` seconds later."""
     gold = (
         Item.objects.filter(campaign=campaign, gold__isnull=False)
         .exclude(judgments__worker=assignment.worker)
@@ -124,23 +122,41 @@ def _force_gold(campaign, assignment, answers):
     )
     leases_release(Lease.objects.filter(worker=assignment.worker))
     lease_create(item=gold, assignment=assignment, expires_at=timezone.now() + timedelta(minutes=5))
-    return _answer(assignment, gold, answers)
+    return _answer(assignment, gold, answers, after=after)
 
 
-def test_worker_under_the_gold_threshold_is_soft_blocked_after_enough_checks(campaign):
-    _gold(campaign, n=4)
+def test_a_fast_worker_failing_every_gold_check_is_soft_blocked_after_enough_evidence(campaign):
+    _gold(campaign, n=12)
     campaign_settings_update(
         campaign=campaign, values={"gold_min_answered": 3, "gold_min_accuracy": 0.7}
     )
     worker = WorkerFactory()
     assignment = assignment_start(campaign=campaign, worker=worker)
-    _force_gold(campaign, assignment, BAD)
-    _force_gold(campaign, assignment, BAD)
+    for _ in range(2):  # 1 s per item: fast, so 5 to 1 from the answers blocks
+        _answer_gold(campaign, assignment, BAD, after=1)
     assert not Participation.objects.filter(worker=worker, soft_blocked=True).exists()
-    _force_gold(campaign, assignment, GOOD)  # 1 of 3 right: 33% < 70%
+    _answer_gold(campaign, assignment, BAD, after=1)  # 0 of 3: (0.8 / 0.4)^3 = 8 to 1
     participation = Participation.objects.get(campaign=campaign, worker=worker)
     assert participation.soft_blocked
-    assert "gold accuracy 33% on 3 checks" in participation.reason
+    assert participation.reason.startswith("fails: odds 8.0 to 1 for an unreliable worker")
+    assert "gold 0/3 (0%, under 70%)" in participation.reason
+
+
+def test_a_slow_worker_needs_a_thousand_to_one_before_a_block(campaign):
+    _gold(campaign, n=12)
+    campaign_settings_update(campaign=campaign, values={"gold_min_answered": 3})
+    campaign.items_per_assignment = 100
+    campaign.save()
+    worker = WorkerFactory()
+    assignment = assignment_start(campaign=campaign, worker=worker)
+    for _ in range(9):  # 0 of 9 at 8 s per item: 2^9 = 512 to 1
+        _answer_gold(campaign, assignment, BAD, after=8)
+    assert not Participation.objects.filter(worker=worker, soft_blocked=True).exists()
+    row = worker_quality(campaign).set_index("worker_id").loc[worker.pk]
+    assert row["reason"].startswith("passes: odds 512 to 1 for an unreliable worker")
+    assert "median 8.0 s per item (not fast)" in row["reason"] and row["passes"]
+    _answer_gold(campaign, assignment, BAD, after=8)  # 0 of 10: 1,024 to 1
+    assert Participation.objects.get(campaign=campaign, worker=worker).soft_blocked
 
 
 def test_one_slip_in_three_gold_checks_never_blocks(campaign):
@@ -150,44 +166,13 @@ def test_one_slip_in_three_gold_checks_never_blocks(campaign):
     )
     worker = WorkerFactory()
     assignment = assignment_start(campaign=campaign, worker=worker)
-    _force_gold(campaign, assignment, BAD)  # a slip first: 2 of 3 right is 67%, under 70%
-    _force_gold(campaign, assignment, GOOD)
-    _force_gold(campaign, assignment, GOOD)
+    _answer_gold(campaign, assignment, BAD, after=1)  # a fast slip first
+    _answer_gold(campaign, assignment, GOOD, after=1)
+    _answer_gold(campaign, assignment, GOOD, after=1)
     assert not Participation.objects.filter(worker=worker, soft_blocked=True).exists()
     row = worker_quality(campaign).set_index("worker_id").loc[worker.pk]
-    assert row["gold_accuracy"] < 0.7 < row["gold_upper"] and row["passes"]
-
-
-@pytest.mark.parametrize(
-    ("accuracy", "checks", "min_answered"), [(0.9, 10, 6), (0.5, 10, 6), (0.8, 8, 3)]
-)
-def test_block_chance_is_the_rule_s_exact_probability(accuracy, checks, min_answered):
-    """The exact chance matches 40,000 simulated workers, judged by statsmodels' Wilson
-    interval (two-sided 80% = one-sided 90% upper bound) after every answer."""
-    exact = block_chance(
-        accuracy=accuracy, checks=checks, min_answered=min_answered, min_accuracy=0.7
-    )
-    rng = np.random.default_rng(7)
-    right = rng.random((40_000, checks)) < accuracy
-    done = right.cumsum(axis=1)
-    blocked = np.zeros(len(right), dtype=bool)
-    for answered in range(min_answered, checks + 1):
-        _, upper = proportion_confint(done[:, answered - 1], answered, alpha=0.2, method="wilson")
-        blocked |= upper < 0.7
-    se = max(np.sqrt(exact * (1 - exact) / len(right)), 1e-4)
-    assert abs(blocked.mean() - exact) < 4 * se
-    assert 0 < exact < 1
-
-
-def test_block_chance_spares_careful_workers_and_catches_most_guessers():
-    """The demo's rule (0.7 from 6 checks, 10 checks in all): a worker right 90% of the time
-    is blocked with probability under 0.5%, a guesser with more than 60%."""
-    rule = {"checks": 10, "min_answered": 6, "min_accuracy": 0.7}
-    assert block_chance(accuracy=0.9, **rule) < 0.005
-    assert block_chance(accuracy=0.5, **rule) > 0.6
-    assert block_chance(accuracy=1.0, **rule) == 0.0
-    with pytest.raises(ValueError):
-        block_chance(accuracy=1.5, **rule)
+    assert row["gold_accuracy"] < 0.7 and row["passes"]
+    assert "gold 2/3 (67%, under 70%)" in row["reason"] and "gold" in row["flags"]
 
 
 def test_two_failed_attention_checks_block_and_stay_apart_from_gold_accuracy(campaign):
@@ -198,11 +183,12 @@ def test_two_failed_attention_checks_block_and_stay_apart_from_gold_accuracy(cam
     assert Item.objects.filter(campaign=campaign, attention=True).count() == 2
     worker = WorkerFactory()
     assignment = assignment_start(campaign=campaign, worker=worker)
-    _force_gold(campaign, assignment, BAD)
+    _answer_gold(campaign, assignment, BAD)
     assert not Participation.objects.filter(worker=worker, soft_blocked=True).exists()
-    _force_gold(campaign, assignment, BAD)
+    _answer_gold(campaign, assignment, BAD)
     participation = Participation.objects.get(campaign=campaign, worker=worker)
-    assert participation.soft_blocked and "failed 2 of 2 attention checks" in participation.reason
+    assert participation.soft_blocked
+    assert participation.reason.startswith("fails: 2 of 2 attention checks failed")
     row = worker_quality(campaign).set_index("worker_id").loc[worker.pk]
     assert row["gold_answered"] == 0 and row["attention_failed"] == 2
 
@@ -329,7 +315,7 @@ def test_worker_statistics_report_count_time_gold_agreement_and_flags(campaign):
     _gold(campaign, n=3)
     campaign_settings_update(campaign=campaign, values={"gold_min_answered": 2})
     careful, sloppy = WorkerFactory(), WorkerFactory()
-    for worker, answers, seconds in ((careful, GOOD, 8), (sloppy, BAD, 1)):
+    for worker, answers, seconds, golds in ((careful, GOOD, 8, 2), (sloppy, BAD, 1, 1)):
         assignment = assignment_start(campaign=campaign, worker=worker)
         for _ in range(3):
             item = (
@@ -344,8 +330,8 @@ def test_worker_statistics_report_count_time_gold_agreement_and_flags(campaign):
                 expires_at=timezone.now() + timedelta(minutes=5),
             )
             _answer(assignment, item, answers, after=seconds)
-        _force_gold(campaign, assignment, answers)
-        _force_gold(campaign, assignment, answers)
+        for _ in range(golds):  # the sloppy worker's first gold answer blocks them
+            _answer_gold(campaign, assignment, answers, after=seconds)
     others = [WorkerFactory(), WorkerFactory()]
     for other in others:
         assignment = assignment_start(campaign=campaign, worker=other)
@@ -368,7 +354,16 @@ def test_worker_statistics_report_count_time_gold_agreement_and_flags(campaign):
     assert stats.loc[sloppy.pk, "gold_accuracy"] == 0.0
     assert stats.loc[sloppy.pk, "loo_agreement"] == 0.0
     assert not stats.loc[sloppy.pk, "passes"]
-    assert set(stats.loc[sloppy.pk, "flags"].split(", ")) == {"soft-blocked", "gold", "fast"}
+    assert set(stats.loc[sloppy.pk, "flags"].split(", ")) == {
+        "soft-blocked",
+        "gold",
+        "agreement",
+        "fast",
+    }
+    reason = stats.loc[sloppy.pk, "reason"]
+    assert reason.startswith("soft-blocked by quality control; now fails: odds ")
+    assert "gold 0/1 (0%, under 70%)" in reason and "(fast: under 2 s)" in reason
+    assert "agreement with others 0.00" in reason and "{" not in reason
     assert stats.loc[third.pk, "gold_answered"] == 0 and stats.loc[third.pk, "passes"]
     assert stats.loc[careful.pk, "pseudonym"] == careful.pseudonym
 

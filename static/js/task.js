@@ -54,7 +54,10 @@
     return Math.max(n, fs.querySelectorAll('input[type=radio]').length);
   }, 0);
   var hint = document.getElementById("shortcut-hint");
-  if (hint && most > 1) {
+  // The hint only where a keyboard is likely (a mouse or trackpad): not on phones and tablets,
+  // where "press 1–5" means nothing. The keys work everywhere.
+  var keyboardLikely = !window.matchMedia || window.matchMedia("(pointer: fine)").matches;
+  if (hint && most > 1 && keyboardLikely) {
     document.getElementById("shortcut-last").textContent = String(Math.min(most, 9));
     hint.hidden = false;
   }

@@ -107,3 +107,18 @@ def test_message_and_nothing_left_pages_are_accessible(live_server, browser):
     assert page.get_by_role("heading", name="No more items for you").is_visible()
     assert_accessible(page, "nothing-left page")
     page.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_phone_is_not_told_to_press_digit_keys(live_server, browser):
+    campaign = CampaignFactory(items_per_assignment=1, redundancy=1)
+    ItemFactory(campaign=campaign)
+    phone = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    page = phone.new_page()
+    page.goto(f"{live_server.url}/task/{campaign.slug}/?workerId=phone")
+    assert page.get_by_text("Item 1 of 1").is_visible()
+    assert page.evaluate("matchMedia('(pointer: fine)').matches") is False
+    assert page.locator("#shortcut-hint").is_hidden()
+    phone.close()

@@ -304,7 +304,7 @@ def worker_quality(campaign: Campaign) -> pd.DataFrame:
     The evidence and the decision are ``campaign_decisions``'s: ``reliability`` is the
     worker's MACE-style reliability (the chance they know the answer rather than answer
     from habit), ``spam_odds`` the odds of their evidence for an unreliable worker against
-    an acceptable one. ``passes``: not soft-blocked and the rule does not block them;
+    an acceptable one (shown between 0.001 and 1,000,000; the reason gives them in words). ``passes``: not soft-blocked and the rule does not block them;
     ``reason`` says why, in words, and why each flag was raised. Review rejects only for
     attention checks, by the provider's rules (``payments/review.py``); the rest are hints.
     """
@@ -339,7 +339,7 @@ def worker_quality(campaign: Campaign) -> pd.DataFrame:
                 "attention_failed": int(row["attention_failed"]),
                 "loo_agreement": float(row["loo_agreement"]),
                 "reliability": float(row["reliability"]) if row["compared"] else np.nan,
-                "spam_odds": float(row["spam_odds"]),
+                "spam_odds": min(max(float(row["spam_odds"]), 1e-3), 1e6),
                 "soft_blocked": is_blocked,
                 "flags": ", ".join(
                     (["soft-blocked"] if is_blocked else []) + [f for f in [row["flags"]] if f]

@@ -7,6 +7,8 @@ as real ones (``worker_visit``, ``judgment_submit``). Used by the demo, tests an
 
 Each answer arrives after a simulated reading time (never under the campaign's minimum), so
 per-worker times in the quality table look like a real crowd's: spammers are the fast ones.
+``study_simulate`` simulates whole studies without a database, for the quality rule's
+benchmark (``bench/quality.py``) and tests.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from annotation.models import Campaign, Item, Lease, Worker
 from annotation.protocols import Simulated, registry
 from annotation.protocols.base import Reliability
 from annotation.providers import Arrival
+from annotation.quality import quality_review
 from annotation.quality_rule import Rule, worker_decisions
 from annotation.services import judgment_submit, presentation_seed, worker_visit
 
@@ -61,6 +64,7 @@ class CrowdRun:
 
     items_judged: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)  # blocked by the review at the end
 
     @property
     def total(self) -> int:
@@ -80,6 +84,7 @@ def crowd_run(
 
     Each turn is a real visit of the task page's service and a real submission, so
     allocation, leases, validation and idempotency are exercised exactly as for people.
+    The run ends with the quality review (``quality.quality_review``) a finished study gets.
     """
     rng = random.Random(seed)
     protocol = registry.get(campaign.protocol)
@@ -131,6 +136,8 @@ def crowd_run(
             run.items_judged[sim.external_id] += 1
             if progress:
                 progress(run.total)
+    # The rule ran after each gold answer; the answers since then count in a last review.
+    run.blocked = [p.worker.external_id for p in quality_review(campaign)]
     return run
 
 

@@ -26,10 +26,25 @@ COLUMNS: dict[str, tuple[str, str]] = {
         "Share of the worker's answers that match the majority of the other workers on the "
         "same item (leave-one-out: the worker's own answer is not counted).",
     ),
+    "attention_answered": ("Attention checks", "Attention checks the worker answered."),
+    "attention_failed": ("Attention failed", "Attention checks answered against their text."),
+    "reliability": (
+        "Reliability",
+        "MACE-style chance that the worker knows the answer rather than answers from habit, "
+        "estimated from gold checks and agreement with the other workers (0: a spammer).",
+    ),
+    "spam_odds": (
+        "Odds unreliable",
+        "Likelihood ratio of all the worker's answers for an unreliable worker against an "
+        "acceptable one; 1,000 to 1 blocks (5 to 1 for a fast worker).",
+    ),
     "soft_blocked": ("Soft-blocked", "Gets no more items here; judgments left out of reports."),
-    "flags": ("Flags", "Reasons to look: soft-blocked, gold, fast, paste."),
+    "flags": ("Flags", "Reasons to look: soft-blocked, attention, gold, agreement, fast, paste."),
     "passes": ("Passes review", "Whether quality control would approve the worker's work."),
-    "reason": ("Reason", "Why the worker does not pass review."),
+    "reason": (
+        "Reason",
+        "Why the worker passes or fails, and why each flag was raised, with the evidence.",
+    ),
     "texts_written": ("Texts written", "Chat messages and situations the worker wrote."),
     "texts_pasted": ("Texts pasted", "Of those, how many were pasted rather than typed."),
     # scores and intervals

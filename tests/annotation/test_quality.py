@@ -2,6 +2,8 @@
 
 from datetime import timedelta
 
+import numpy as np
+import pandas as pd
 import pytest
 from django.utils import timezone
 
@@ -11,6 +13,7 @@ from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, No
 from annotation.models import Item, Judgment, Lease, Participation, WorkerBlock
 from annotation.providers import Arrival
 from annotation.quality import worker_quality, worker_soft_block, worker_unblock
+from annotation.quality_rule import Rule, worker_decisions
 from annotation.selectors import campaign_judgments_frame, campaign_progress, campaign_report
 from annotation.services import (
     assignment_start,
@@ -20,6 +23,7 @@ from annotation.services import (
     judgment_submit,
     worker_visit,
 )
+from annotation.simulation import StudyShape, study_decisions, study_simulate
 from tests.factories import ItemFactory, WorkerFactory, likert_payload
 
 GOOD = {"empathy": 4, "relevance": 4, "fluency": 5}
@@ -376,3 +380,88 @@ def test_a_provider_blocked_worker_cannot_submit_the_item_on_screen(campaign):
     with pytest.raises(NotAllowed, match="no more items"):
         _answer(assignment, item, GOOD)
     assert not Judgment.objects.filter(worker=worker).exists()
+
+
+# --- the rule itself, on constructed evidence (annotation/quality_rule.py) ------------------
+
+
+def _crowd_answers(kinds: dict[str, float | None], items: int = 60, seed: int = 0):
+    """Answers of workers right with the given chance on yes/no items (None: always "yes")."""
+    rng = np.random.default_rng(seed)
+    truth = rng.random(items) < 0.6
+    rows = []
+    for worker, accuracy in kinds.items():
+        for item in range(items):
+            if accuracy is None:
+                said = True
+            else:
+                said = truth[item] if rng.random() < accuracy else not truth[item]
+            rows.append((worker, item, "sensible", "yes" if said else "no"))
+    return pd.DataFrame(rows, columns=["worker", "item", "question", "value"])
+
+
+def _decide(answers, gold: dict[str, tuple[int, int]], seconds: dict[str, float]):
+    checks = pd.DataFrame(
+        [(w, n, right) for w, (n, right) in gold.items()],
+        columns=["worker", "gold_answered", "gold_correct"],
+    ).set_index("worker")
+    rule = Rule(min_accuracy=0.7, fast_seconds=2.0, min_evidence=6)
+    return worker_decisions(answers, checks, pd.Series(seconds), rule).set_index("worker")
+
+
+CROWD = {f"good-{i}": 0.9 for i in range(5)} | {"noisy": 0.7}
+
+
+def test_the_rule_catches_a_fast_60_percent_worker_and_spares_the_fast_good_and_the_noisy():
+    answers = _crowd_answers(CROWD | {"fast-good": 0.9, "spammer": 0.5})
+    gold = {w: (10, 9) for w in CROWD} | {"noisy": (10, 7), "fast-good": (10, 9)}
+    seconds = dict.fromkeys(CROWD, 9.0) | {"noisy": 6.0, "fast-good": 1.4, "spammer": 1.3}
+    decided = _decide(answers, gold | {"spammer": (10, 6)}, seconds)
+    assert decided.loc["spammer", "block"] and decided.loc["spammer", "fast"]
+    assert not decided.loc["fast-good", "block"] and decided.loc["fast-good", "fast"]
+    assert not decided.loc["noisy", "block"]
+    assert not decided.loc[[f"good-{i}" for i in range(5)], "block"].any()
+    reason = decided.loc["spammer", "reason"]
+    assert reason.startswith("fails: odds ") and "the 5 to 1 that blocks a fast worker" in reason
+    assert "gold 6/10 (60%, under 70%)" in reason
+    assert "median 1.3 s per item (fast: under 2 s)" in reason
+    assert set(decided.loc["spammer", "flags"].split(", ")) == {"gold", "agreement", "fast"}
+    assert decided.loc["fast-good", "reason"].startswith("passes: odds 1 to ")
+
+
+def test_time_alone_never_blocks_and_only_lowers_the_bar():
+    answers = _crowd_answers(CROWD | {"spammer": 0.5}, items=12, seed=3)
+    gold = dict.fromkeys(CROWD, (0, 0)) | {"spammer": (0, 0)}
+    slow = _decide(answers, gold, dict.fromkeys([*CROWD, "spammer"], 9.0))
+    fast = _decide(answers, gold, dict.fromkeys(CROWD, 9.0) | {"spammer": 0.5})
+    odds = slow.loc["spammer", "spam_odds"]
+    assert odds == pytest.approx(fast.loc["spammer", "spam_odds"])  # time is not evidence
+    assert fast.loc["spammer", "block"] == (odds >= 5) and not slow.loc["spammer", "block"]
+    nothing = _decide(answers.iloc[:0], {"idle": (0, 0)}, {"idle": 0.5})
+    assert not nothing.loc["idle", "block"] and nothing.loc["idle", "fast"]
+
+
+def test_a_biased_spammer_who_passes_every_gold_check_is_caught_by_agreement():
+    answers = _crowd_answers(CROWD | {"yes-sayer": None})
+    gold = {w: (10, 9) for w in CROWD} | {"yes-sayer": (10, 10)}
+    decided = _decide(answers, gold, dict.fromkeys(CROWD, 9.0) | {"yes-sayer": 1.2})
+    assert decided.loc["yes-sayer", "block"]
+    assert decided.loc["yes-sayer", "reliability"] < 0.1
+    assert "gold 10/10 (100%, at or over 70%)" in decided.loc["yes-sayer", "reason"]
+
+
+def test_the_simulated_demo_study_blocks_the_spammer_and_no_good_worker():
+    """Five seeded demo-size studies (bench/quality.py runs hundreds): the rule at the end."""
+    shape = StudyShape(items=120, redundancy=5, gold_items=10, gold_rate=0.25)
+    crowd = (
+        {f"good-{i}": "good" for i in range(7)}
+        | {"fast-good": "fast-good"}
+        | {f"noisy-{i}": "noisy" for i in range(3)}
+        | {"spammer": "fast-random"}
+    )
+    rule = Rule(min_accuracy=0.7, fast_seconds=2.0, min_evidence=6)
+    for seed in range(5):
+        decided = study_decisions(study_simulate(shape, crowd, np.random.default_rng(seed)), rule)
+        blocked = set(decided.loc[decided["block"], "worker"])
+        assert "spammer" in blocked
+        assert not blocked & {w for w, kind in crowd.items() if "good" in kind}

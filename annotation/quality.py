@@ -304,9 +304,10 @@ def worker_quality(campaign: Campaign) -> pd.DataFrame:
     The evidence and the decision are ``campaign_decisions``'s: ``reliability`` is the
     worker's MACE-style reliability (the chance they know the answer rather than answer
     from habit), ``spam_odds`` the odds of their evidence for an unreliable worker against
-    an acceptable one (shown between 0.001 and 1,000,000; the reason gives them in words). ``passes``: not soft-blocked and the rule does not block them;
-    ``reason`` says why, in words, and why each flag was raised. Review rejects only for
-    attention checks, by the provider's rules (``payments/review.py``); the rest are hints.
+    an acceptable one (shown between 0.001 and 1,000,000; the reason gives them in words).
+    ``passes``: not soft-blocked and the rule does not block them; ``reason`` says why, in
+    words, and why each flag was raised. Review rejects only for attention checks, by the
+    provider's rules (``payments/review.py``); the rest are hints.
     """
     decisions = campaign_decisions(campaign).set_index("worker")
     pseudonyms = dict(

@@ -14,6 +14,7 @@ from annotation.models import AuditLog, Campaign
 from annotation.payments import audit_add, campaign_committed
 from annotation.services import campaign_set_status, campaign_settings_update
 from annotation.services.campaigns import TRANSITIONS
+from dashboard.money import campaign_currency, money_text
 
 # What the dashboard offers from each status (going live is the wizard's last step).
 STATUS_ACTIONS: dict[str, tuple[str, str, str]] = {
@@ -60,8 +61,13 @@ def campaign_budget_set(*, campaign: Campaign, budget: str) -> str:
     committed = campaign_committed(campaign)
     if new < committed:
         raise InvalidParameters(
-            f"The budget cannot go below what is already committed ({committed:.2f}: "
+            f"The budget cannot go below what is already committed "
+            f"({money_text(committed, campaign_currency(campaign))}: "
             "published places and bonuses, fees included)."
         )
     campaign_settings_update(campaign=campaign, values={"budget": new})
-    return f"The budget is now {new:.2f} ({committed:.2f} committed)."
+    currency = campaign_currency(campaign)
+    return (
+        f"The budget is now {money_text(new, currency)} "
+        f"({money_text(committed, currency)} committed)."
+    )

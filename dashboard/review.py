@@ -24,6 +24,7 @@ from annotation.payments import (
     payment_key,
 )
 from annotation.providers import provider_get
+from dashboard.money import campaign_currency, money_text
 from dashboard.services import worker_act
 
 # --- bulk approve ---------------------------------------------------------------------------
@@ -244,10 +245,12 @@ def _budget_fits(campaign: Campaign, lines: list[BonusLine]) -> None:
         )
         cost += line.amount + provider.fee(reward=line.amount, assignments=1, bonus=True)
     left = Decimal(campaign.budget) - campaign_committed(campaign)
+    currency = campaign_currency(campaign)
     if cost > left:
         raise InvalidParameters(
-            f"Nothing was paid: the file's new bonuses cost {cost:.2f} (fees included), but "
-            f"{max(left, Decimal(0)):.2f} of the budget {Decimal(campaign.budget):.2f} is left. "
+            f"Nothing was paid: the file's new bonuses cost {money_text(cost, currency)} (fees "
+            f"included), but {money_text(max(left, Decimal(0)), currency)} of the budget "
+            f"{money_text(campaign.budget, currency)} is left. "
             "Raise the budget first."
         )
 

@@ -38,6 +38,7 @@ from dashboard import glossary
 from dashboard.glossary import Column
 from dashboard.items import answer_lines, campaign_questions, payload_fields
 from dashboard.models import Job
+from dashboard.money import campaign_currencies
 
 # A worker counts as active when their assignment saw activity this recently.
 ACTIVE_MINUTES = 10
@@ -61,6 +62,7 @@ class CampaignRow:
     spent: Decimal
     per_hour: float
     last_judgment_at: datetime | None
+    currency: str  # of the spent money and the budget (``dashboard.money``)
 
     @property
     def fraction(self) -> float:
@@ -114,6 +116,7 @@ class CampaignRow:
             "workers_active": self.workers_active,
             "spent": f"{self.spent:.2f}",
             "budget": f"{self.campaign.budget:.2f}",
+            "currency": self.currency,
             "per_hour": round(self.per_hour, 1),
             "eta": self.eta_text,
         }
@@ -219,6 +222,7 @@ def campaign_rows(
         .annotate(s=Sum(F("amount") + F("fee")))
         .values_list("campaign", "s")
     )
+    currencies = campaign_currencies(campaigns)
     rows = []
     for campaign in campaigns:
         stat = stats.get(campaign.pk, Tally())
@@ -241,6 +245,7 @@ def campaign_rows(
                 spent=spent.get(campaign.pk) or Decimal("0.00"),
                 per_hour=per_hour,
                 last_judgment_at=stat.last,
+                currency=currencies[campaign.pk],
             )
         )
     return rows

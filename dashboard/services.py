@@ -47,6 +47,7 @@ from annotation.selectors import campaign_report
 from annotation.services import assignment_set_status, worker_forget
 from annotation.uncertainty import report_options_set
 from dashboard.models import Job
+from dashboard.money import money_text, provider_currency
 from webhooks import events as webhook_events
 
 logger = logging.getLogger(__name__)
@@ -427,7 +428,10 @@ def worker_act(
             f"{pseudonym} was already forgotten." if done.already else f"{pseudonym} is forgotten."
         )
     payment = bonus_pay(campaign=campaign, worker=worker, amount=amount, reason=reason, actor=actor)
-    return f"Bonus of {payment.amount:.2f} to {pseudonym}: {payment.status}."
+    return (
+        f"Bonus of {money_text(payment.amount, provider_currency(payment.provider))} to "
+        f"{pseudonym}: {payment.status}."
+    )
 
 
 def _review(campaign: Campaign, worker: Worker, actor: str, feedback: str, *, approve: bool) -> str:

@@ -29,6 +29,7 @@ from annotation.study_pages import STUDY_FIELDS, instructions_default
 from dashboard import drafts
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.drafts.plan import draft_plan
+from dashboard.money import campaign_currency
 from modelhub.models import ModelEndpoint
 
 STEPS = (("start", "Protocol"), ("settings", "Settings"), ("items", "Items"), ("review", "Go live"))
@@ -106,10 +107,13 @@ def study_field(name: str) -> forms.Field:
 class SettingsForm(forms.Form):
     parameters = ParametersField()
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, currency: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields.update({name: setting_field(name) for name in drafts.SETTINGS})
         self.fields.update({name: study_field(name) for name in STUDY_FIELDS})
+        for name, field in self.fields.items():  # amounts of money name their currency
+            if isinstance(field, forms.DecimalField):
+                field.label = f"{name.replace('_', ' ').capitalize()} ({currency})"
 
 
 class ItemsForm(forms.Form):
@@ -223,7 +227,7 @@ def wizard_settings(request: HttpRequest, slug: str) -> HttpResponse:
         return moved
     initial = {name: getattr(campaign, name) for name in (*drafts.SETTINGS, *STUDY_FIELDS)}
     initial["parameters"] = json.dumps(campaign.parameters, indent=2, ensure_ascii=False)
-    form = SettingsForm(request.POST or None, initial=initial)
+    form = SettingsForm(request.POST or None, initial=initial, currency=campaign_currency(campaign))
     status = 200
     if request.method == "POST":
         status = 400  # unless it worked and redirects
@@ -357,6 +361,7 @@ def wizard_review(request: HttpRequest, slug: str) -> HttpResponse:
         # HITs point at EVALSITE_PUBLIC_URL instead: annotation.payments.launch.worker_url).
         worker_url=request.build_absolute_uri(reverse("annotation:task", args=[campaign.slug])),
         plan=draft_plan(campaign),
+        currency=campaign_currency(campaign),
     )
     return render(request, "dashboard/wizard_review.html", context)
 

@@ -368,6 +368,14 @@ MTURK_SUBMIT_HOSTS = read_list(
 EVALSITE_PUBLIC_URL = read_url(
     "EVALSITE_PUBLIC_URL", "http://localhost:8000", schemes=("https", "http")
 )
+# The ISO 4217 code of the money a local study's ledger records and a Prolific workspace pays
+# in (MTurk pays in USD whatever this says); every amount the dashboard shows names it.
+EVALSITE_CURRENCY = read_str("EVALSITE_CURRENCY", "USD")
+if not (
+    len(EVALSITE_CURRENCY) == 3 and EVALSITE_CURRENCY.isascii() and EVALSITE_CURRENCY.isalpha()
+):
+    fail("EVALSITE_CURRENCY", "a three-letter ISO 4217 code: USD, GBP, EUR…", EVALSITE_CURRENCY)
+EVALSITE_CURRENCY = EVALSITE_CURRENCY.upper()
 MTURK_ENDPOINT_URL = read_url("MTURK_ENDPOINT_URL", "", schemes=("https", "http"))
 MTURK_REGION = read_str("MTURK_REGION", "us-east-1")
 PROLIFIC_API_TOKEN = read_str("PROLIFIC_API_TOKEN")

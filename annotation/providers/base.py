@@ -253,6 +253,9 @@ class Provider(ABC):
     # gold answers or a soft block (MTurk); Prolific allows rejections only for failed explicit
     # attention checks. Review never does it unless asked: those are hints (payments/review.py).
     rejects_for_agreement: ClassVar[bool] = True
+    # The ISO 4217 code rewards, fees and bonuses are paid in; "" where the researcher's
+    # account decides (a local study's ledger, a Prolific workspace): settings' EVALSITE_CURRENCY.
+    currency: ClassVar[str] = ""
 
     # --- arrival and completion ---------------------------------------------------------
 

@@ -138,6 +138,7 @@ class MTurkProvider(Provider):
 
     name = NAME
     title = "Amazon Mechanical Turk (and MTurk-API-compatible endpoints)"
+    currency = "USD"  # MTurk pays in US dollars only
     idempotent_payments = True
     drops_expired_assignments = True
 

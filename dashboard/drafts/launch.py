@@ -15,6 +15,7 @@ from annotation.services import campaign_set_status
 from dashboard.drafts.cards import protocol_needs_items
 from dashboard.drafts.draft import draft_check
 from dashboard.drafts.store import draft_locked
+from dashboard.money import provider_currency
 
 GO_LIVE_PROVIDER = "local"
 ESTIMATE_PROVIDERS = ("local", "prolific", "mturk")
@@ -27,6 +28,11 @@ class Estimate:
     provider: str
     preview: LaunchPreview | None
     problem: str = ""
+
+    @property
+    def currency(self) -> str:
+        """The ISO 4217 code the provider pays in (``dashboard.money``)."""
+        return provider_currency(self.provider)
 
     @property
     def fits(self) -> bool:

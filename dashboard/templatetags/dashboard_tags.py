@@ -5,6 +5,7 @@ from typing import Any
 from django import template
 
 from dashboard import glossary
+from dashboard.money import money_text
 
 register = template.Library()
 
@@ -25,3 +26,9 @@ def header(column: str) -> str:
 @register.filter
 def percent(value: float) -> str:
     return f"{100 * value:.0f}%"
+
+
+@register.filter
+def money(amount: Any, currency: str) -> str:
+    """An amount with its currency (``{{ campaign.budget|money:currency }}``: "20.00 USD")."""
+    return money_text(amount, str(currency))

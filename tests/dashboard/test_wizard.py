@@ -245,9 +245,9 @@ def test_a_training_file_is_imported_in_order_and_a_bad_line_is_named(ada, draft
         ({"parameters": '{"min_ratings_per_model": -3}'}, "min_ratings_per_model"),
         ({"parameters": '{"highlight_sem": NaN}'}, "NaN is not a number JSON allows"),
         ({"parameters": '{"highlight_sem": 1e999}'}, "1e999 is too large a number"),
-        ({"reward": "-1.00"}, "Reward: Ensure this value is greater than or equal to 0"),
-        ({"reward": "0.001"}, "Reward: Ensure that there are no more than 2 decimal places."),
-        ({"budget": "abc"}, "Budget: Enter a number."),
+        ({"reward": "-1.00"}, "Reward (USD): Ensure this value is greater than or equal to 0"),
+        ({"reward": "0.001"}, "Reward (USD): Ensure that there are no more than 2 decimal places."),
+        ({"budget": "abc"}, "Budget (USD): Enter a number."),
         ({"redundancy": "0"}, "Redundancy"),
         ({"gold_rate": "0.9"}, "Gold rate"),
     ],
@@ -486,7 +486,7 @@ def test_the_review_shows_the_cost_estimate_and_a_preview_link(ada, ready) -> No
     local = next(e for e in response.context["estimates"] if e.provider == "local")
     assert local.preview.plan.places == 4 and local.preview.total == Decimal("4.00")
     assert local.fits
-    assert 'class="num total">4.00<' in page
+    assert 'class="num total">4.00 USD<' in page
     assert "ASSIGNMENT_ID_NOT_AVAILABLE" in page
     preview = ada.get(response.context["preview_url"])
     assert preview.status_code == 200 and b"preview" in preview.content.lower()
@@ -523,7 +523,7 @@ def test_a_budget_below_the_estimate_refuses_go_live_and_changes_nothing(ada, re
     Campaign.objects.filter(pk=ready.pk).update(budget=Decimal("3.99"))
     before = snapshot(ready)
     page = ada.get(url("wizard_review", ready)).content.decode()
-    assert "over the budget 3.99" in page
+    assert "over the budget 3.99 USD" in page
     response = ada.post(url("wizard_launch", ready), follow=True)
     assert any("Raise the budget first" in m for m in messages_of(response))
     assert snapshot(ready) == before and ready.status == Campaign.Status.DRAFT

@@ -45,6 +45,7 @@ from annotation.quality import worker_quality, worker_soft_block
 from annotation.reports import figures_index, report_write
 from annotation.selectors import campaign_report
 from annotation.services import assignment_set_status, worker_forget
+from annotation.studyfiles import study_export
 from annotation.uncertainty import report_options_set
 from dashboard.models import Job
 from dashboard.money import money_text, provider_currency
@@ -53,10 +54,12 @@ from webhooks import events as webhook_events
 logger = logging.getLogger(__name__)
 
 # Judgments export as tables; dialogues (collected chats, emotion-labeled dialogues with
-# their gold labels) also in ParlAI's format.
+# their gold labels) also in ParlAI's format; the study as a study file with its items
+# (``annotation.studyfiles``), which the wizard or ``campaign_create`` reads back.
 EXPORTS: dict[str, tuple[str, ...]] = {
     "judgments": exports.FORMATS,
     "dialogues": tuple(WRITERS),
+    "study": ("yaml", "json"),
 }
 WORKER_ACTIONS: tuple[str, ...] = ("approve", "reject", "soft_block", "bonus", "block", "forget")
 
@@ -75,7 +78,7 @@ def job_start(
     if kind == Job.Kind.EXPORT:
         what, fmt = options.get("what") or "judgments", options.get("format")
         if what not in EXPORTS:
-            raise InvalidParameters(f"Export judgments or dialogues, not {what!r}.")
+            raise InvalidParameters(f"Export judgments, dialogues or the study, not {what!r}.")
         if fmt not in EXPORTS[what]:
             raise InvalidParameters(
                 f"Unknown export format {fmt!r} for {what}; choose one of "
@@ -315,6 +318,10 @@ def _with_writing_signals(quality: pd.DataFrame, campaign: Campaign) -> pd.DataF
 
 def _export_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str]]:
     campaign, fmt = job.campaign, job.options["format"]
+    if job.options.get("what") == "study":
+        progress(0.2, f"Writing the study file ({fmt}) and its items…")
+        paths = study_export(campaign=campaign, folder=job.directory, fmt=fmt)
+        return {"rows": campaign.items.count()}, [path.name for path in paths]
     if job.options.get("what") == "dialogues":
         progress(0.2, "Reading dialogues…")
         records = campaign_dialogue_records(campaign)

@@ -118,7 +118,7 @@ def test_an_export_job_writes_a_downloadable_file(ada, filled, start_job, fmt) -
     [
         ({"kind": "export", "format": "xlsx"}, "Unknown export format"),
         ({"kind": "export", "format": "parlai"}, "Unknown export format"),
-        ({"kind": "export", "what": "votes", "format": "csv"}, "Export judgments, dialogues or the study"),
+        ({"kind": "export", "what": "votes", "format": "csv"}, "dialogues or the study, not"),
         ({"kind": "export", "what": "dialogues", "format": "csv"}, "has no dialogues"),
         ({"kind": "bake"}, "Unknown job kind"),
     ],

@@ -268,6 +268,8 @@ def bar_figure(
             linewidth=0.5,
             error_kw={"ecolor": INK, "elinewidth": 0.8},
         )
+        if ylim:  # an interval past the scale's end is cut there; so is its label's place
+            tops = np.fmin(tops, ylim[1])
         n_labels(ax, at, tops, list(rows[n]), vertical=len(bars) > 2)
     ax.set_xticks(x, [textwrap.fill(str(g), 16, break_long_words=False) for g in groups])
     ax.set_ylabel(ylabel)

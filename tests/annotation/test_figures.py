@@ -4,6 +4,7 @@ states the finding with the report's own numbers, SVG and PNG written the same e
 
 import json
 import re
+import warnings
 from html import unescape
 
 import numpy as np
@@ -54,6 +55,31 @@ def test_contrast_ratio_is_wcag_s():
 @pytest.mark.parametrize("background", ["#08306b", "#67001f", "#f7f7f7", "#777777", "#0072B2"])
 def test_text_colour_reads_on_any_background(background):
     assert contrast_ratio(text_colour(background), background) >= figures.MIN_CONTRAST
+
+
+def test_an_interval_past_the_scale_s_end_keeps_the_figure_laid_out(tmp_path):
+    # A crossed t interval on 4 ratings may reach far past the 1–5 scale: its "n=" label
+    # must stay at the scale's end, or the layout shrinks the plot to nothing.
+    table = pd.DataFrame(
+        {"aspect": ["Empathy", "Fluency"], "model": "model-a", "mean": [3.0, 4.0]}
+        | {"ci_low": [-40.0, 3.5], "ci_high": [46.0, 4.5], "n": [4, 4]}
+    )
+    drawn = figures.bar_figure(
+        table,
+        group="aspect",
+        bar="model",
+        value="mean",
+        n="n",
+        title="Ratings",
+        alt="Ratings.",
+        ylabel="mean",
+        interval=("ci_low", "ci_high"),
+        ylim=(1, 5),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "constrained_layout not applied …"
+        figure_write(drawn, tmp_path / "ratings")
+    assert drawn.figure.axes[0].get_position().height > 0.5
 
 
 # --- one report per protocol, from seeded synthetic judgments ---------------------------------

@@ -358,20 +358,25 @@ def collection_figure(labels: pd.DataFrame, dialogues: pd.DataFrame) -> figures.
         ax.spines[["top", "right"]].set_visible(False)
     shares = labels.set_index("emotion")["situations"]
     empty = int((shares == 0).sum())
-    least = (
-        f"{empty} of {len(shares)} emotions have none"
-        if empty
-        else (f"least common: {shares.idxmin()} ({shares.min()} situations)")
-    )
+    emotions_found = "No situation has one of the study's emotions"
+    if total:
+        least = (
+            f"{empty} of {len(shares)} emotions have none"
+            if empty
+            else (f"least common: {shares.idxmin()} ({shares.min()} situations)")
+        )
+        emotions_found = (
+            f"Most common emotion: {shares.idxmax()} ({shares.max()} situations, "
+            f"{figures.number(100 * shares.max() / total, 1)}%); {least}"
+        )
     status_counts = dialogues["status"].value_counts()
     return figures.figure_finish(
         fig,
         title="Empathetic dialogue collection: emotions and conversation lengths",
         alt=f"{len(dialogues)} conversations ("
         + ", ".join(f"{n} {status}" for status, n in sorted(status_counts.items()))
-        + f") over {total} situations. Most common emotion: {shares.idxmax()} "
-        f"({shares.max()} situations, {figures.number(100 * shares.max() / total, 1)}%); "
-        f"{least}. Conversations have {span[0]}–{span[-1]} utterances, median "
+        + f") over {total} situations. {emotions_found}. "
+        f"Conversations have {span[0]}–{span[-1]} utterances, median "
         f"{figures.number(float(dialogues['utterances'].median()), 0)}.",
         note="Counts of the collected data (a census: no interval). Shaded: ED's published "
         f"range of shares per emotion ({PUBLISHED_SHARES[0]}–{PUBLISHED_SHARES[1]}%). "

@@ -395,6 +395,22 @@ def test_ed_collection_alt_names_the_commonest_emotion_and_the_lengths():
     assert "Conversations have 3–8 utterances" in alt
 
 
+def test_ed_collection_figure_of_emotions_outside_the_study_s_list_says_so():
+    protocol = registry.get("empathetic_chat")
+    parameters = protocol.clean_parameters({})
+    report = protocol.report(parameters, pd.DataFrame(columns=["item", "payload"]), pd.DataFrame())
+    dialogues = pd.DataFrame(
+        [
+            {"dialogue": "c1", "status": "complete", "flagged": False, "flags": []}
+            | {"emotion": "bored", "situation": 1, "model": "", "opened_by": ""}
+            | {"utterances": 6, "words": 30, "pastes": 0, "ratings": None}
+        ]
+    )
+    protocol.report_dialogues(parameters, report, dialogues)
+    alt = report.figures["collection"].alt
+    assert "over 0 situations. No situation has one of the study's emotions." in alt
+
+
 def test_judge_alt_names_where_a_judge_agrees_with_the_majority_most_and_least():
     report = _built("judges")
     table = report.tables["agreement"]

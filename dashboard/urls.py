@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard import api_keys, views, webhooks, wizard
+from dashboard import api_keys, browse, views, webhooks, wizard
 
 app_name = "dashboard"
 
@@ -10,6 +10,9 @@ urlpatterns = [
     path("c/<slug:slug>/progress/", views.campaign_progress, name="progress"),
     path("c/<slug:slug>/spot-check/", views.campaign_spotcheck, name="spotcheck"),
     path("c/<slug:slug>/jobs/", views.job_create, name="job_create"),
+    path("c/<slug:slug>/items/", browse.items_browse, name="items"),
+    path("c/<slug:slug>/items/<int:item_id>/", browse.item_preview, name="item_preview"),
+    path("c/<slug:slug>/consents/", browse.consents_page, name="consents"),
     path("c/<slug:slug>/jobs/<int:job_id>/", views.job_status, name="job_status"),
     path(
         "c/<slug:slug>/jobs/<int:job_id>/files/<str:name>",

@@ -4,13 +4,15 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotation.models import Campaign
 from dashboard.models import Job
 from tests.factories import CampaignFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def _urls(slug: str, job_id: int) -> list[tuple[str, str]]:
+def _urls(campaign: Campaign, job_id: int) -> list[tuple[str, str]]:
+    slug, item = campaign.slug, campaign.items.first()
     return [
         ("get", reverse("dashboard:campaigns")),
         ("get", reverse("dashboard:campaign", args=[slug])),
@@ -20,12 +22,15 @@ def _urls(slug: str, job_id: int) -> list[tuple[str, str]]:
         ("get", reverse("dashboard:job_file", args=[slug, job_id, "x.csv"])),
         ("post", reverse("dashboard:job_create", args=[slug])),
         ("post", reverse("dashboard:worker_action", args=[slug])),
+        ("get", reverse("dashboard:items", args=[slug])),
+        ("get", reverse("dashboard:item_preview", args=[slug, item.pk])),
+        ("get", reverse("dashboard:consents", args=[slug])),
     ]
 
 
 def test_anonymous_visitors_are_sent_to_the_login_page(client, filled) -> None:
     job = Job.objects.create(campaign=filled, kind=Job.Kind.REPORT)
-    for method, url in _urls(filled.slug, job.pk):
+    for method, url in _urls(filled, job.pk):
         response = getattr(client, method)(url)
         assert response.status_code == 302, url
         assert response["Location"].startswith(reverse("admin:login")), url
@@ -34,7 +39,7 @@ def test_anonymous_visitors_are_sent_to_the_login_page(client, filled) -> None:
 def test_a_non_staff_account_is_refused_every_dashboard_url(client, filled, crowd_worker_user):
     job = Job.objects.create(campaign=filled, kind=Job.Kind.REPORT)
     client.force_login(crowd_worker_user)
-    for method, url in _urls(filled.slug, job.pk):
+    for method, url in _urls(filled, job.pk):
         response = getattr(client, method)(url, {"kind": "report"})
         assert response.status_code == 403, url
     assert Job.objects.count() == 1
@@ -43,7 +48,7 @@ def test_a_non_staff_account_is_refused_every_dashboard_url(client, filled, crow
 def test_a_researcher_is_refused_another_researchers_campaign(client, filled, other_researcher):
     job = Job.objects.create(campaign=filled, kind=Job.Kind.REPORT)
     client.force_login(other_researcher)
-    for method, url in _urls(filled.slug, job.pk)[1:]:
+    for method, url in _urls(filled, job.pk)[1:]:
         response = getattr(client, method)(url, {"kind": "report"})
         assert response.status_code == 404, url
     assert Job.objects.count() == 1

@@ -34,6 +34,11 @@ urlpatterns = [
         name="webhook_remove",
     ),
     path(
+        "c/<slug:slug>/webhooks/<int:endpoint_id>/test/",
+        webhooks.webhook_test,
+        name="webhook_test",
+    ),
+    path(
         "c/<slug:slug>/webhooks/deliveries/<uuid:delivery_id>/redeliver/",
         webhooks.webhook_redeliver,
         name="webhook_redeliver",

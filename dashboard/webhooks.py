@@ -1,5 +1,5 @@
-"""A campaign's webhooks page: endpoints (add with the secret shown once, remove) and the
-delivery log with a redeliver button. Thin views over ``webhooks.services`` and
+"""A campaign's webhooks page: endpoints (add with the secret shown once, send a test event,
+remove) and the delivery log with a redeliver button. Thin views over ``webhooks.services`` and
 ``webhooks.selectors``; the campaign's owner only (``campaign_for``)."""
 
 from __future__ import annotations
@@ -15,9 +15,14 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from dashboard.access import campaign_for, staff_required
-from webhooks.models import Event, WebhookEndpoint
+from webhooks.models import SUBSCRIBABLE, Event, WebhookEndpoint
 from webhooks.selectors import LOG_LENGTH, deliveries_of, webhooks_of
-from webhooks.services import delivery_redeliver, webhook_create, webhook_delete
+from webhooks.services import (
+    delivery_redeliver,
+    webhook_create,
+    webhook_delete,
+    webhook_test_send,
+)
 
 
 def _page(
@@ -28,7 +33,7 @@ def _page(
         "endpoints": webhooks_of(campaign),
         "deliveries": deliveries_of(campaign),
         "log_length": LOG_LENGTH,
-        "events": Event.choices,
+        "events": [(value, Event(value).label) for value in SUBSCRIBABLE],
         "new": new,
     }
     response = render(request, "dashboard/webhooks.html", context)
@@ -82,4 +87,22 @@ def webhook_redeliver(request: HttpRequest, slug: str, delivery_id: UUID) -> Htt
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Delivery {row.delivery_id} queued again (same id).")
+    return redirect("dashboard:webhooks", slug=slug)
+
+
+@require_POST
+@staff_required
+def webhook_test(request: HttpRequest, slug: str, endpoint_id: int) -> HttpResponse:
+    """Send the test event to one endpoint: a real delivery, in the log like any other."""
+    campaign = campaign_for(request.user, slug)
+    try:
+        row = webhook_test_send(campaign=campaign, endpoint_id=endpoint_id)
+    except AnnotationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request,
+            f"Test event queued for {row.endpoint.url} (delivery {row.delivery_id}); "
+            "its outcome is in the log below.",
+        )
     return redirect("dashboard:webhooks", slug=slug)

@@ -19,6 +19,12 @@ class Event(models.TextChoices):
     BUDGET_LOW = "budget.low", "Budget low (under 10% left)"
     JOB_DONE = "job.done", "Report or export done"
     WORKER_BLOCKED = "worker.blocked", "Worker blocked"
+    # Sent only on request (the webhooks page's "Send a test event"), never subscribed to.
+    TEST = "webhook.test", "Test event"
+
+
+# The events an endpoint may subscribe to (all but the test event).
+SUBSCRIBABLE: tuple[str, ...] = tuple(e for e in Event.values if e != Event.TEST)
 
 
 class WebhookEndpoint(models.Model):

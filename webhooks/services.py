@@ -25,7 +25,7 @@ from django.utils import timezone
 from annotation.exceptions import InvalidParameters, NotFound
 from annotation.models import Campaign
 from webhooks import transport
-from webhooks.models import Event, WebhookDelivery, WebhookEndpoint
+from webhooks.models import SUBSCRIBABLE, Event, WebhookDelivery, WebhookEndpoint
 from webhooks.signing import signature
 
 logger = logging.getLogger(__name__)
@@ -75,13 +75,13 @@ def webhook_events_clean(events: Any) -> list[str]:
     """Return the known events in their order, or refuse an unknown or empty list."""
     if isinstance(events, str) or not isinstance(events, list | tuple) or not events:
         raise InvalidParameters("Choose at least one event.", fields={"events": "Required."})
-    unknown = [e for e in events if e not in Event.values]
+    unknown = [e for e in events if e not in SUBSCRIBABLE]
     if unknown:
         raise InvalidParameters(
-            f"Unknown event {unknown[0]!r}; choose from {', '.join(Event.values)}.",
+            f"Unknown event {unknown[0]!r}; choose from {', '.join(SUBSCRIBABLE)}.",
             fields={"events": "Unknown event."},
         )
-    return [e for e in Event.values if e in events]
+    return [e for e in SUBSCRIBABLE if e in events]
 
 
 def webhook_create(
@@ -136,22 +136,47 @@ def webhook_emit(*, campaign: Campaign | int, event: str, data: Data) -> list[We
         else Campaign.objects.values_list("slug", flat=True).get(pk=campaign_id)
     )
     values = json.loads(json.dumps(dict(data() if callable(data) else data), cls=DjangoJSONEncoder))
-    now = timezone.now()
-    rows = []
-    for endpoint in endpoints:
-        row = WebhookDelivery(endpoint=endpoint, event=event, next_attempt_at=now)
-        row.payload = {
-            "id": str(row.delivery_id),
-            "event": event,
-            "campaign": slug,
-            "created_at": now.isoformat().replace("+00:00", "Z"),
-            "data": values,
-        }
-        row.save()
-        rows.append(row)
+    rows = [_delivery_add(endpoint, event, slug, values) for endpoint in endpoints]
     ids = [row.pk for row in rows]
     transaction.on_commit(lambda: deliveries_queue(ids))
     return rows
+
+
+def _delivery_add(
+    endpoint: WebhookEndpoint, event: str, slug: str, values: Mapping[str, Any]
+) -> WebhookDelivery:
+    """Write one delivery of ``event`` to ``endpoint``, due now, its body fixed."""
+    now = timezone.now()
+    row = WebhookDelivery(endpoint=endpoint, event=event, next_attempt_at=now)
+    row.payload = {
+        "id": str(row.delivery_id),
+        "event": event,
+        "campaign": slug,
+        "created_at": now.isoformat().replace("+00:00", "Z"),
+        "data": dict(values),
+    }
+    row.save()
+    return row
+
+
+@transaction.atomic
+def webhook_test_send(*, campaign: Campaign, endpoint_id: int) -> WebhookDelivery:
+    """Send the event ``webhook.test`` to one of the campaign's endpoints: a real delivery,
+    signed, logged and retried like any other, its data ``{"test": true}``.
+
+    Refused for an endpoint that is not the campaign's, or that answered 410 Gone (off).
+    """
+    endpoint = WebhookEndpoint.objects.filter(campaign=campaign, pk=endpoint_id).first()
+    if endpoint is None:
+        raise NotFound("No such webhook endpoint in this campaign.")
+    if not endpoint.active:
+        raise InvalidParameters(
+            "This endpoint is off (it answered 410 Gone); add it again to use it."
+        )
+    data = {"test": True, "message": "A test event sent from the evalsite dashboard."}
+    row = _delivery_add(endpoint, Event.TEST, campaign.slug, data)
+    transaction.on_commit(lambda: deliveries_queue([row.pk]))
+    return row
 
 
 def deliveries_queue(ids: list[int]) -> None:

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 
 from annotation.models import Campaign
 from tests.factories import CampaignFactory, ItemFactory
-from webhooks.models import Event, WebhookEndpoint
+from webhooks.models import SUBSCRIBABLE, WebhookEndpoint
 from webhooks.services import webhook_create
 
 
@@ -87,4 +87,4 @@ def owned(researcher) -> Campaign:
 
 @pytest.fixture
 def endpoint(owned, receiver, private_allowed) -> WebhookEndpoint:
-    return webhook_create(campaign=owned, url=receiver.url, events=list(Event.values))
+    return webhook_create(campaign=owned, url=receiver.url, events=list(SUBSCRIBABLE))

@@ -5,12 +5,16 @@ The probes (``/health/``, ``/ready/``, ``/metrics``) are answered by
 """
 
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 # A server error on a worker page keeps the page's frame policy (providers show it in a frame).
 handler500 = "annotation.views.server_error"
 
 urlpatterns = [
+    # Browsers ask every site for /favicon.ico (the admin's pages too): answer, not 404.
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("dashboard/", include("dashboard.urls")),
     path("api/v1/", include("api.urls")),

@@ -49,7 +49,7 @@ MARGIN = 0.1
 # Where the crowd's answers agree less than exact yes/no answers do (a 1–5 scale), the
 # acceptable reliability is at most this share of the median worker's, and κ_bad scales with
 # it: the rule asks for a worker as reliable as most of this crowd, not for the impossible.
-CROWD_SHARE = 0.8
+CROWD_SHARE = 0.75
 # Answers compared with others a worker needs for their reliability to count in the crowd's
 # median, and workers the median needs.
 MEDIAN_MIN_EVIDENCE = 10

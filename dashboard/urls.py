@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard import api_keys, browse, views, webhooks, wizard
+from dashboard import api_keys, browse, publishing, views, webhooks, wizard
 
 app_name = "dashboard"
 
@@ -13,6 +13,18 @@ urlpatterns = [
     path("c/<slug:slug>/items/", browse.items_browse, name="items"),
     path("c/<slug:slug>/items/<int:item_id>/", browse.item_preview, name="item_preview"),
     path("c/<slug:slug>/consents/", browse.consents_page, name="consents"),
+    path("c/<slug:slug>/provider/", publishing.provider_page, name="provider"),
+    path("c/<slug:slug>/provider/publish/", publishing.provider_publish, name="provider_publish"),
+    path(
+        "c/<slug:slug>/provider/<int:publication_id>/extend/",
+        publishing.provider_extend,
+        name="provider_extend",
+    ),
+    path(
+        "c/<slug:slug>/provider/<int:publication_id>/state/",
+        publishing.provider_state,
+        name="provider_state",
+    ),
     path("c/<slug:slug>/jobs/<int:job_id>/", views.job_status, name="job_status"),
     path(
         "c/<slug:slug>/jobs/<int:job_id>/files/<str:name>",

@@ -257,6 +257,10 @@ class Provider(ABC):
     # account decides (a local study's ledger, a Prolific workspace): settings' EVALSITE_CURRENCY.
     currency: ClassVar[str] = ""
 
+    def unavailable(self) -> str:
+        """Return why this site cannot reach the provider now (credentials missing), or ""."""
+        return ""
+
     # --- arrival and completion ---------------------------------------------------------
 
     @abstractmethod

@@ -145,6 +145,15 @@ class MTurkProvider(Provider):
     def __init__(self) -> None:
         self._clients: dict[tuple[str, str], Any] = {}
 
+    def unavailable(self) -> str:
+        """Name the missing AWS credentials of the requester account (no request is made)."""
+        if boto3.session.Session().get_credentials() is not None:
+            return ""
+        return (
+            "No AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an AWS "
+            "profile) for the MTurk requester account."
+        )
+
     # --- the client ------------------------------------------------------------------------
 
     def client(self, config: Mapping[str, Any]) -> Any:

@@ -83,6 +83,12 @@ class ProlificProvider(Provider):
             timeout=urllib3.Timeout(connect=5.0, read=30.0), retries=False
         )
 
+    def unavailable(self) -> str:
+        """Name the missing API token (the requests would be refused without it)."""
+        if getattr(settings, "PROLIFIC_API_TOKEN", ""):
+            return ""
+        return "Set PROLIFIC_API_TOKEN to use Prolific (Settings → API token)."
+
     def attention_rejects(self, *, failed: int, minutes: float) -> bool:
         """Two failed checks in a study of 5 minutes or more; one in a shorter one."""
         return failed >= 2 or (failed >= 1 and minutes < 5)

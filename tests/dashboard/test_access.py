@@ -25,6 +25,8 @@ def _urls(campaign: Campaign, job_id: int) -> list[tuple[str, str]]:
         ("get", reverse("dashboard:items", args=[slug])),
         ("get", reverse("dashboard:item_preview", args=[slug, item.pk])),
         ("get", reverse("dashboard:consents", args=[slug])),
+        ("get", reverse("dashboard:provider", args=[slug])),
+        ("post", reverse("dashboard:provider_publish", args=[slug])),
     ]
 
 

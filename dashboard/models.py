@@ -11,13 +11,15 @@ class Job(models.Model):
     """A report build or an export, run as a Celery task; the page polls its progress.
 
     A report job's ``result`` is the snapshot the campaign page shows (tables as records,
-    figure file names, notes, the number of judgments it was built from); an export job's
-    ``files`` are what the researcher downloads. Files live under ``Job.directory``.
+    figure file names, notes, the number of judgments it was built from), a judges report's
+    the one the judges page shows (``dashboard.judges``); an export job's ``files`` are what
+    the researcher downloads. Files live under ``Job.directory``.
     """
 
     class Kind(models.TextChoices):
         REPORT = "report", "Report"
         EXPORT = "export", "Export"
+        JUDGES = "judges", "LLM judges report"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

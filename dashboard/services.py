@@ -47,6 +47,7 @@ from annotation.selectors import campaign_report
 from annotation.services import assignment_set_status, worker_forget
 from annotation.studyfiles import study_export
 from annotation.uncertainty import report_options_set
+from dashboard.judges import judges_report_build
 from dashboard.models import Job
 from dashboard.money import money_text, provider_currency
 from webhooks import events as webhook_events
@@ -100,6 +101,8 @@ def job_start(
                 f"Aggregate labels by {', '.join(AGGREGATES)}, not {str(aggregate)[:20]!r}."
             )
         options = {"aggregate": aggregate}
+    elif kind == Job.Kind.JUDGES:
+        options = {}
     else:
         raise InvalidParameters(f"Unknown job kind {kind!r}.")
     job = Job.objects.create(
@@ -169,8 +172,15 @@ def job_run(job_id: int) -> bool:
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        run = _report_build if job.kind == Job.Kind.REPORT else _export_build
-        result, files = run(job, lambda f, m: _progress(job, f, m))
+
+        def progress(fraction: float, message: str) -> None:
+            _progress(job, fraction, message)
+
+        if job.kind == Job.Kind.JUDGES:
+            result, files = judges_report_build(job, progress, _records)
+        else:
+            run = _report_build if job.kind == Job.Kind.REPORT else _export_build
+            result, files = run(job, progress)
     except Exception as exc:  # the job row carries the failure to the page; no re-raise,
         # which in eager mode (no broker) would turn the researcher's POST into a 500
         logger.exception("dashboard job %s failed", job.pk)

@@ -13,6 +13,9 @@ urlpatterns = [
     path("c/<slug:slug>/items/", browse.items_browse, name="items"),
     path("c/<slug:slug>/items/<int:item_id>/", browse.item_preview, name="item_preview"),
     path("c/<slug:slug>/consents/", browse.consents_page, name="consents"),
+    path("c/<slug:slug>/judges/", views.judges_page, name="judges"),
+    path("c/<slug:slug>/judges/run/", views.judge_run_start, name="judge_run"),
+    path("c/<slug:slug>/judges/report/", views.judges_report_start, name="judges_report"),
     path("c/<slug:slug>/provider/", publishing.provider_page, name="provider"),
     path("c/<slug:slug>/provider/publish/", publishing.provider_publish, name="provider_publish"),
     path(

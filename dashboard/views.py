@@ -21,12 +21,15 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.aggregation import AGGREGATE_NAMES
 from annotation.campaign_settings import BONUS
 from annotation.exceptions import AnnotationError, InvalidParameters
+from annotation.judges.services import MODES as JUDGE_MODES
+from annotation.judges.services import judge_start
 from annotation.models import Campaign
 from annotation.payments import worker_links
 from annotation.selectors import training_summary
-from dashboard import controls, review, selectors, services
+from dashboard import controls, judges, review, selectors, services
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.models import Job
+from modelhub.models import ModelEndpoint
 
 
 @require_GET
@@ -321,3 +324,65 @@ def campaign_budget(request: HttpRequest, slug: str) -> HttpResponse:
             campaign=campaign, budget=request.POST.get("budget", "")
         ),
     )
+
+
+@require_GET
+@staff_required
+def judges_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """LLM judges: their runs with progress, a form to start one, and the newest report of
+    their agreement with the crowd (table and figure)."""
+    campaign = campaign_for(request.user, slug)
+    snapshot = judges.judges_report_latest(campaign)
+    context = {
+        "campaign": campaign,
+        "runs": judges.judge_runs(campaign),
+        "endpoints": ModelEndpoint.objects.order_by("name"),
+        "modes": JUDGE_MODES,
+        "snapshot": snapshot,
+        "tables": selectors.report_tables(snapshot),
+        "pending": Job.objects.filter(
+            campaign=campaign,
+            kind=Job.Kind.JUDGES,
+            status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
+        ).exists(),
+    }
+    return render(request, "dashboard/judges.html", context)
+
+
+@require_POST
+@staff_required
+def judge_run_start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Start a judge on every item of the campaign (``judge_start``; one run per judge)."""
+    campaign = campaign_for(request.user, slug)
+    back = redirect("dashboard:judges", slug=slug)
+    endpoint = ModelEndpoint.objects.filter(name=request.POST.get("endpoint", "")).first()
+    if endpoint is None:
+        messages.error(request, "Choose a registered model (manage.py register_model adds one).")
+        return back
+    mode = request.POST.get("mode", "") or None
+    try:
+        job = judge_start(
+            campaign=campaign,
+            endpoint=endpoint,
+            mode=mode,
+            both_orders=request.POST.get("both_orders") == "on",
+        )
+    except AnnotationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.info(request, f"Judge run #{job.pk} of {endpoint.name}: {job.total} request(s).")
+    return back
+
+
+@require_POST
+@staff_required
+def judges_report_start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Build the judges' agreement report (a dashboard job of kind ``judges``)."""
+    campaign = campaign_for(request.user, slug)
+    try:
+        job = services.job_start(campaign=campaign, kind=Job.Kind.JUDGES, user=request.user)
+    except AnnotationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.info(request, f"Building the judges' report (job #{job.pk}).")
+    return redirect("dashboard:judges", slug=slug)

@@ -26,6 +26,9 @@ def _urls(campaign: Campaign, job_id: int) -> list[tuple[str, str]]:
         ("get", reverse("dashboard:item_preview", args=[slug, item.pk])),
         ("get", reverse("dashboard:consents", args=[slug])),
         ("get", reverse("dashboard:provider", args=[slug])),
+        ("get", reverse("dashboard:judges", args=[slug])),
+        ("post", reverse("dashboard:judge_run", args=[slug])),
+        ("post", reverse("dashboard:judges_report", args=[slug])),
         ("post", reverse("dashboard:provider_publish", args=[slug])),
     ]
 

@@ -4,15 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('dashboard', '0002_draft'),
+        ("dashboard", "0002_draft"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='job',
-            name='kind',
-            field=models.CharField(choices=[('report', 'Report'), ('export', 'Export'), ('judges', 'LLM judges report')], max_length=16),
+            model_name="job",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("report", "Report"),
+                    ("export", "Export"),
+                    ("judges", "LLM judges report"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

@@ -35,7 +35,7 @@ STATE_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     Publication.Status.LIVE: (("pause", "Pause"), ("stop", "Stop for good")),
     Publication.Status.PAUSED: (("resume", "Resume"), ("stop", "Stop for good")),
 }
-NO_ACTIONS = {
+NO_ACTIONS: dict[str, str] = {
     Publication.Status.STOPPED: "Stopped for good: nothing more can be done on the provider.",
     Publication.Status.FAILED: "Publishing failed; the HITs that were made are listed.",
     Publication.Status.PUBLISHING: "Still publishing.",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,17 @@ from annotation.datasets.sources import read_ed, read_emotionlines
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign, Item
 from annotation.protocols import DialogueItems, registry
+from annotation.selectors import campaign_progress
 from annotation.services import campaign_create, campaign_set_status, items_add
+from annotation.simulation import CrowdRun, crowd_make, crowd_run
 
 CORPUS = Path(__file__).resolve().parent / "empathetic_demo.csv"
 # Short dialogues written for this project, each line with the emotion a careful worker sees.
 EMOTIONLINES_CORPUS = Path(__file__).resolve().parent / "emotionlines_demo.json"
+# Slots of every item the simulated crowd leaves free: a campaign's redundancy is what the
+# crowd fills plus these, so a person who opens a worker URL the demo prints is given items,
+# not "No more items for you" (a live campaign's redundancy cannot be raised).
+NEWCOMER_SLOTS = 1
 # How good each demo model's replies are, 0–1, before the per-item spread.
 QUALITY = {"gold": 0.85, "retrieval-minilm": 0.55, "generic-bot": 0.3, "tiny-gpt2": 0.1}
 
@@ -221,8 +228,7 @@ def study_create(study: DemoStudy, contexts: list[Context], models: list[str]) -
         name=study.name,
         protocol=study.protocol,
         parameters=study.parameters,
-        # One slot more than the simulated crowd fills, so a person can still try the page.
-        redundancy=study.simulated + 1,
+        redundancy=demo_redundancy(study.simulated),
         items_per_assignment=study.items_per_assignment,
         controls={"open_links": True} | study.controls,  # anyone may try the demo
     )
@@ -234,3 +240,63 @@ def study_create(study: DemoStudy, contexts: list[Context], models: list[str]) -
     if study.gold:
         items_add(campaign=campaign, items=list(study.gold))
     return campaign_set_status(campaign=campaign, status=Campaign.Status.LIVE)
+
+
+def demo_redundancy(simulated: int) -> int:
+    """Return the redundancy of a demo campaign whose items the crowd judges ``simulated``
+    times: ``NEWCOMER_SLOTS`` more, left for a person trying the worker page."""
+    return simulated + NEWCOMER_SLOTS
+
+
+# Runs of the simulated crowd per campaign: a run the quality review ends by excluding a
+# spammer leaves its items to judge again.
+FILL_PASSES = 3
+
+
+def crowd_fill(
+    *,
+    campaign: Campaign,
+    simulated: int,
+    truth: Callable[[Item], Mapping[str, Any]],
+    seed: int,
+    write: Callable[[str], object],
+    progress: Callable[[int, int], object] | None = None,
+) -> list[CrowdRun]:
+    """Let the simulated crowd judge the campaign's items until they hold ``simulated``
+    counted judgments each; return its runs (none when nothing was missing: a re-run adds
+    nothing).
+
+    A run stops after as many judgments as are missing; the quality review that ends it may
+    exclude a spammer's, whose items reopen, so the crowd comes back (at most
+    ``FILL_PASSES`` times) to judge them again. It never goes past ``simulated``, below the
+    redundancy (``demo_redundancy``), and items are drawn fewest claims first, so every item
+    keeps its newcomer's slot. ``write`` hears what starts, ``progress`` (done, target) as
+    judgments arrive.
+    """
+    runs: list[CrowdRun] = []
+    for attempt in range(FILL_PASSES):
+        before = campaign_progress(campaign)
+        target = before.items * simulated
+        if before.done >= target or (runs and not runs[-1].total):
+            break
+        if not runs:
+            write(
+                f"Simulated crowd judging {campaign.slug}: {before.items} items, {simulated} "
+                f"judgments each ({campaign.redundancy - simulated} left free for you) …"
+            )
+        runs.append(
+            crowd_run(
+                campaign=campaign,
+                workers=crowd_make(),
+                truth=truth,
+                seed=seed + attempt,
+                max_items=target - before.done,
+                progress=partial(_heard, progress, before.done, target) if progress else None,
+            )
+        )
+    return runs
+
+
+def _heard(progress: Callable[[int, int], object], done: int, target: int, n: int) -> None:
+    """Tell ``progress`` where the campaign stands after a run's ``n``-th judgment."""
+    progress(done + n, target)

@@ -2,8 +2,9 @@
 
 ``demo-acute`` pairs every GenericBot chat of ``demo-ssa-chat`` with every retrieval-bot chat
 (``chat_to_acute``'s service), goes live with open links, and a simulated crowd answers the
-four ACUTE questions, preferring the retrieval bot as often as the demo's truth says, so the
-report has win rates to show. Created once; a re-run reuses it and adds no judgments.
+four ACUTE questions (three judgments per pair, one slot left for you), preferring the
+retrieval bot as often as the demo's truth says, so the report has win rates to show. Created
+once; a re-run reuses it and adds no judgments.
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.demo import QUALITY
+from annotation.demo import QUALITY, crowd_fill, demo_redundancy
 from annotation.demo.chat import SSA_CHAT, SSA_CHAT_MODELS
 from annotation.exceptions import AnnotationError
 from annotation.items_acute import acute_items_add, conversations_from_campaign
 from annotation.models import Campaign, Item
 from annotation.reports import report_text, report_write
-from annotation.selectors import campaign_progress, campaign_report
+from annotation.selectors import campaign_report
 from annotation.services import campaign_create, campaign_set_status
-from annotation.simulation import crowd_make, crowd_run
 
 ACUTE = "demo-acute"
+SIMULATED = 3  # judgments per pair of chats from the simulated crowd
 
 
 def acute_truth(item: Item) -> dict[str, Any]:
@@ -48,7 +49,7 @@ def acute_study_run(*, seed: int, out: Path, write: Callable[[str], Any]) -> lis
                     name="Demo: two chats side by side (ACUTE-Eval)",
                     protocol="acute",
                     parameters={"n_boot": 200, "min_judgments_per_pair": 10},
-                    redundancy=3,
+                    redundancy=demo_redundancy(SIMULATED),
                     controls={"open_links": True},  # anyone may try the demo
                 )
                 acute_items_add(
@@ -62,10 +63,7 @@ def acute_study_run(*, seed: int, out: Path, write: Callable[[str], Any]) -> lis
             return []
         campaign = campaign_set_status(campaign=campaign, status=Campaign.Status.LIVE)
         write(f"Created campaign {ACUTE}: {campaign.items.count()} pairs of chats.")
-    progress = campaign_progress(campaign)
-    if progress.done < progress.items * campaign.redundancy:
-        write(f"Simulated crowd comparing the chats of {ACUTE} …")
-        crowd_run(campaign=campaign, workers=crowd_make(), truth=acute_truth, seed=seed)
+    crowd_fill(campaign=campaign, simulated=SIMULATED, truth=acute_truth, seed=seed, write=write)
     report = campaign_report(campaign)
     write(report_text(report))
     for path in report_write(report, out, stem=campaign.protocol):

@@ -15,7 +15,7 @@ import random
 from annotation.chat import bot
 from annotation.chat.seats import chat_arrive
 from annotation.demo import _spread, demo_dialogues
-from annotation.models import Campaign, ChatSeat
+from annotation.models import Campaign, ChatSeat, Utterance
 from annotation.protocols import Simulated, registry
 from annotation.providers import Arrival
 from annotation.services import campaign_create, campaign_set_status
@@ -88,8 +88,8 @@ def ssa_chats_simulate(*, campaign: Campaign, per_model: int = 2, seed: int = 0)
             )
             index = sent.index + 1
             assert seat.dialogue_id is not None
-            # Without a broker the task already ran (eagerly); with one, answer here.
-            bot.bot_turn_run(dialogue_id=seat.dialogue_id, index=index)
+            if not _bot_answered(seat_id=seat.pk, dialogue_id=seat.dialogue_id, index=index):
+                break  # the bot failed every time: the worker ends the chat
             sensible_rate, specific_rate = CHAT_TRUTH.get(seat.endpoint, (0.5, 0.3))
             spread = _spread(f"{seat.pk}/{index}")
             truth = {"sensible": spread < sensible_rate, "specific": spread < specific_rate}
@@ -98,3 +98,19 @@ def ssa_chats_simulate(*, campaign: Campaign, per_model: int = 2, seed: int = 0)
         bot.ssa_end(seat_id=seat.pk)
         held += 1
     return held
+
+
+BOT_ATTEMPTS = 3
+
+
+def _bot_answered(*, seat_id: int, dialogue_id: int, index: int) -> bool:
+    """Let the bot answer turn ``index``, asking again (as the page's button does) when its
+    turn failed, e.g. the tiny GPT-2 ended its reply before a word; return whether it did."""
+    for attempt in range(BOT_ATTEMPTS):
+        if attempt:
+            bot.bot_turn_retry(seat_id=seat_id)
+        # Without a broker the task already ran (eagerly); with one, answer here.
+        bot.bot_turn_run(dialogue_id=dialogue_id, index=index)
+        if Utterance.objects.filter(dialogue_id=dialogue_id, index=index).exists():
+            return True
+    return False

@@ -1,12 +1,22 @@
 """`manage.py demo --no-server` runs the whole platform and writes its report files."""
 
+import html
 import io
+import re
 
 import pandas as pd
 import pytest
+import torch
 from django.core.management import call_command
 
-from annotation.models import Campaign, Judgment
+import modelhub.demo
+from annotation.models import Campaign, Item, Judgment
+from annotation.protocols import LiveChat, registry
+from annotation.providers import Arrival
+from annotation.services import worker_visit
+from dashboard.selectors import campaign_row, report_latest
+from modelhub.demo import STREAMING_BOT, demo_endpoints_register
+from modelhub.models import ModelEndpoint
 
 
 @pytest.fixture
@@ -22,7 +32,9 @@ def celery_eager():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_demo_without_server_fills_the_campaign_and_writes_the_report(tmp_path, celery_eager):
+def test_demo_without_server_fills_the_campaigns_leaves_room_and_builds_dashboard_reports(
+    tmp_path, celery_eager, admin_client
+):
     out = io.StringIO()
     call_command("demo", "--no-server", "--no-tiny-model", "--out", str(tmp_path), stdout=out)
     campaign = Campaign.objects.get(slug="demo-likert")
@@ -73,8 +85,58 @@ def test_demo_without_server_fills_the_campaign_and_writes_the_report(tmp_path, 
     shares = pd.read_csv(tmp_path / "emotionlines_distribution.csv").iloc[0]
     assert shares["dialogues"] == 8 and shares["neutral"] > shares["fear"]
 
-    # A second run reuses the campaigns and adds nothing.
+    campaigns = list(Campaign.objects.filter(slug__startswith="demo-"))
+    assert {c.slug for c in campaigns} >= {"demo-acute", "demo-ssa-chat", "demo-ed-chat"}
+    _assert_room_for_a_newcomer(campaigns, admin_client)
+    _assert_dashboard_reports(campaigns, admin_client)
+
+    # A second run reuses the campaigns and adds nothing (no judgment, no report).
+    reports = [report_latest(c).pk for c in campaigns]
     call_command(
         "demo", "--no-server", "--no-tiny-model", "--out", str(tmp_path), stdout=io.StringIO()
     )
     assert crowd.count() == items * 3 * 3 and judged.count() == items * 3
+    assert [report_latest(c).pk for c in campaigns] == reports
+
+
+def _assert_room_for_a_newcomer(campaigns, client):
+    """Every demo campaign's worker URL opens the study for someone new: the simulated crowd
+    left a slot of every item free, and the page is the study's, not an end page."""
+    for campaign in campaigns:
+        if not isinstance(registry.get(campaign.protocol), LiveChat):
+            items = Item.objects.filter(campaign=campaign, gold__isnull=True)
+            assert items.exists()
+            assert not items.filter(claims__gte=campaign.redundancy).exists(), campaign.slug
+            arrival = Arrival(provider="simulated", worker_id="newcomer")
+            assert worker_visit(campaign=campaign, arrival=arrival).kind == "item", campaign.slug
+        page = client.get(f"/task/{campaign.slug}/?workerId=someone-new").content.decode()
+        heading = re.search(r"<h1[^>]*>(.*?)</h1>", page, re.S)
+        assert heading is not None and "No more items" not in page, campaign.slug
+        assert heading.group(1).strip().startswith(campaign.name), heading.group(1)
+
+
+def _assert_dashboard_reports(campaigns, client):
+    """Every demo campaign's dashboard page shows the report the demo built (through the
+    dashboard's own report job), counting every judgment the campaign has."""
+    for campaign in campaigns:
+        snapshot = report_latest(campaign)
+        assert snapshot is not None, campaign.slug
+        assert snapshot.result["judgments"] == campaign_row(campaign).judgments
+        page = client.get(f"/dashboard/c/{campaign.slug}/").content.decode()
+        assert "No report built yet" not in page and html.escape(snapshot.result["title"]) in page
+
+
+@pytest.mark.django_db
+def test_the_demo_model_training_prints_its_progress_on_one_thread(tmp_path, settings, monkeypatch):
+    settings.DATA_DIR = tmp_path
+    monkeypatch.setattr(modelhub.demo, "TINY_MODEL_STEPS", 30)
+    lines: list[str] = []
+    threads = torch.get_num_threads()
+    dialogues = [["hi, how are you?", "fine, thanks. and you?", "great, i got a puppy!"]] * 4
+    demo_endpoints_register(candidates=["ok"], dialogues=dialogues, write=lines.append)
+    assert "30 steps, one CPU thread" in lines[0]
+    steps = [re.match(r"\s+step (\d+)/30\s+loss (\d+\.\d+)\s+\d+ s$", line) for line in lines[1:]]
+    assert [int(m.group(1)) for m in steps if m] == [25, 30]
+    assert float(steps[-1].group(2)) < float(steps[0].group(2)) + 1  # a number, not NaN
+    assert torch.get_num_threads() == threads  # the process keeps its threads
+    assert ModelEndpoint.objects.filter(name__in=["tiny-gpt2", STREAMING_BOT]).count() == 2

@@ -6,21 +6,31 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+import torch
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.datasets.records import DatasetError
-from annotation.demo import STUDIES, DemoStudy, demo_contexts, demo_dialogues, study_create
+from annotation.demo import (
+    STUDIES,
+    DemoStudy,
+    crowd_fill,
+    demo_contexts,
+    demo_dialogues,
+    study_create,
+)
 from annotation.demo.acute import acute_study_run
 from annotation.demo.chat import SSA_CHAT, chat_studies_create, ssa_chats_simulate
 from annotation.demo.judge import judges_demo
 from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from annotation.reports import report_text, report_write
-from annotation.selectors import campaign_progress, campaign_report
-from annotation.simulation import crowd_make, crowd_run
+from annotation.selectors import campaign_report
+from dashboard.models import Job
+from dashboard.selectors import campaign_row, report_judgments
+from dashboard.services import job_start
 from modelhub.demo import STREAMING_BOT, demo_endpoints_register
 
 
@@ -55,6 +65,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         out: Path = options["out"] or settings.DATA_DIR / "demo-report"
         settings.DATA_DIR.mkdir(parents=True, exist_ok=True)
+        # The demo's models are tiny: a second PyTorch thread only adds synchronisation, and
+        # on a busy 2-core machine its spinning made them 10 times slower (README, timings).
+        torch.set_num_threads(1)
         call_command("migrate", verbosity=0, interactive=False)
         try:
             campaigns = self._studies(tiny_model=not options["no_tiny_model"])
@@ -77,6 +90,9 @@ class Command(BaseCommand):
             for path in report_write(report, out, stem=campaign.protocol):
                 self.stdout.write(f"wrote {path}")
         chats += acute_study_run(seed=options["seed"], out=out, write=self.stdout.write)
+        shown = [c for _, c in campaigns] + chats
+        for campaign in shown:
+            self._dashboard_report(campaign)
 
         if options["no_server"]:
             return
@@ -84,11 +100,12 @@ class Command(BaseCommand):
         host = options["addrport"]
         pages = "".join(
             f"  {c.name}:\n    http://{host}/task/{c.slug}/?workerId=you\n"
-            for c in [c for _, c in campaigns] + chats
+            f"    dashboard: http://{host}/dashboard/c/{c.slug}/\n"
+            for c in shown
         )
         self.stdout.write(
             self.style.SUCCESS("\nThe demo is running.\n")
-            + "Worker pages (change workerId to be someone else):\n"
+            + "Worker pages (change workerId to be someone else) and dashboard pages:\n"
             + pages
             + f"Dashboard: http://{host}/dashboard/  (user: admin, password: {password})\n"
             + f"Admin (raw data): http://{host}/admin/\n"
@@ -108,6 +125,7 @@ class Command(BaseCommand):
                 candidates=pool,
                 dialogues=[[u.text for u in d.utterances] for d in dialogues],
                 tiny_model=tiny_model,
+                write=self.stdout.write,
             )
             # The streaming bot is the live chat's; the static studies rate the others.
             models = [e.name for e in endpoints if e.name != STREAMING_BOT]
@@ -123,21 +141,17 @@ class Command(BaseCommand):
         return campaigns
 
     def _fill(self, study: DemoStudy, campaign: Campaign, *, seed: int) -> None:
-        progress = campaign_progress(campaign)
-        target = progress.items * study.simulated
-        if progress.done >= target:
-            return
-        self.stdout.write(f"Simulated crowd judging {campaign.slug} ({progress.items} items) …")
-        run = crowd_run(
+        runs = crowd_fill(
             campaign=campaign,
-            workers=crowd_make(),
+            simulated=study.simulated,
             truth=study.truth,
             seed=seed,
-            max_items=target - progress.done,
-            progress=lambda n: self._bar(progress.done + n, target),
+            write=self.stdout.write,
+            progress=self._bar,
         )
-        self.stdout.write("")
-        for error in run.errors:
+        if runs:
+            self.stdout.write("")
+        for error in (error for run in runs for error in run.errors):
             self.stderr.write(f"  refused: {error}")
 
     def _bar(self, done: int, total: int) -> None:
@@ -148,6 +162,21 @@ class Command(BaseCommand):
                 f"\r  [{'#' * filled}{'.' * (width - filled)}] {done}/{total}", ending=""
             )
             self.stdout.flush()
+
+    def _dashboard_report(self, campaign: Campaign) -> None:
+        """Build the report the campaign's dashboard page shows, by the dashboard's own job
+        (at once without a broker; by a Celery worker with one); a re-run whose campaign has
+        no new judgment since its last report builds none."""
+        if report_judgments(campaign) == campaign_row(campaign).judgments:
+            return
+        job = job_start(campaign=campaign, kind=Job.Kind.REPORT)
+        job.refresh_from_db()
+        if job.status == Job.Status.DONE:
+            self.stdout.write(f"Dashboard report of {campaign.slug} built.")
+        elif job.status == Job.Status.FAILED:
+            self.stderr.write(f"Dashboard report of {campaign.slug} failed: {job.error}")
+        else:
+            self.stdout.write(f"Dashboard report of {campaign.slug} queued for a Celery worker.")
 
     def _admin_password(self) -> str:
         """Create or reset the demo superuser with a new random password; return it."""

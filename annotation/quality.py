@@ -11,8 +11,10 @@
   evidence of all their gold checks and of their answers compared with the other workers'
   (MACE-style reliability) is ``BLOCK_ODDS`` to 1 for an unreliable worker against an
   acceptable one (``FAST_BLOCK_ODDS`` to 1 when they are fast; time alone never blocks), or
-  they failed ``ATTENTION_BLOCK`` attention checks. The rule runs after each gold answer
-  (``gold_record``) and in ``quality_review``.
+  they failed ``ATTENTION_BLOCK`` attention checks. A failed attention check is judged at
+  once (``gold_record``); the rule over the campaign runs in ``quality_review``, in the
+  background at most ``REVIEW_EVERY_S`` after a gold answer, and at the end of a simulated
+  crowd's run.
 - ``min_seconds_per_item`` refuses answers sent sooner than that after the item was shown.
 - ``max_items_per_worker`` caps how many (non-gold) items one worker does.
 All four settings live on the Campaign and may change while it is live
@@ -21,11 +23,13 @@ All four settings live on the Campaign and may change while it is live
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from django.core.cache import cache
 from django.db import transaction
 from django.utils.translation import gettext
 
@@ -34,8 +38,10 @@ from annotation.allocation import items_reopen
 from annotation.exceptions import InvalidAnswer
 from annotation.models import Campaign, Item, Judgment, Participation, Worker
 from annotation.protocols import GoldChecks, registry
-from annotation.quality_rule import Rule, worker_decisions
+from annotation.quality_rule import ATTENTION_BLOCK, Rule, worker_decisions
 from webhooks import events as webhook_events
+
+logger = logging.getLogger(__name__)
 
 # A worker whose median time per item is under this many seconds (or twice the campaign's
 # minimum, if larger) is fast: the rule then needs less evidence from their answers, and
@@ -206,17 +212,50 @@ def campaign_decisions(campaign: Campaign) -> pd.DataFrame:
     return decisions
 
 
-def gold_record(*, campaign: Campaign, worker: Worker) -> Participation | None:
-    """Apply the quality rule to the worker now that a gold answer of theirs arrived.
+# The rule reads a whole campaign's judgments, so it never runs inside a worker's request:
+# a gold answer asks for a review in the background, at most one per campaign in this many
+# seconds, which runs after them (so the answers of the window are in it).
+REVIEW_EVERY_S = 15
 
-    Call after storing a judgment on a gold item, in the same transaction. Returns the
-    participation when this call blocked the worker.
+
+def gold_record(*, campaign: Campaign, worker: Worker) -> Participation | None:
+    """React to a gold answer of the worker's (call after storing it, in the same transaction).
+
+    Failed attention checks block at once (``ATTENTION_BLOCK``; this worker's checks only, a
+    few rows). The rule over the whole campaign (gold and agreement) is asked for in the
+    background (``quality_review_soon``), so the request's cost does not grow with the study.
+    Returns the participation when this call blocked the worker.
     """
-    decisions = campaign_decisions(campaign).set_index("worker")
-    if worker.pk not in decisions.index or not decisions.loc[worker.pk, "block"]:
-        return None
-    return worker_soft_block(
-        campaign=campaign, worker=worker, reason=_stored(str(decisions.loc[worker.pk, "reason"]))
+    tally = gold_tallies(campaign, [worker.pk]).get(worker.pk)
+    failed = len(tally.attention_failed) if tally is not None else 0
+    if failed >= ATTENTION_BLOCK and not worker_soft_blocked(campaign=campaign, worker=worker):
+        reason = _attention_reason(failed, tally.attention_answered if tally else failed)
+        return worker_soft_block(campaign=campaign, worker=worker, reason=reason)
+    quality_review_soon(campaign_id=campaign.pk)
+    return None
+
+
+def _attention_reason(failed: int, answered: int) -> str:
+    """The reason stored for a block on attention checks (the rule's wording: researchers
+    read it, in English)."""
+    return f"fails: {failed} of {answered} attention checks failed"
+
+
+def quality_review_soon(*, campaign_id: int) -> None:
+    """Ask for ``quality_review`` of the campaign after this transaction commits, in
+    ``REVIEW_EVERY_S``, unless one is already asked for (an unreachable cache or broker is
+    logged, never the worker's error)."""
+    try:
+        if not cache.add(f"quality-review:{campaign_id}", 1, REVIEW_EVERY_S):
+            return
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("quality review not asked (cache unavailable): %s", exc)
+        return
+    from annotation.tasks import campaign_quality_review  # tasks import services, which import us
+
+    transaction.on_commit(
+        lambda: campaign_quality_review.apply_async((campaign_id,), countdown=REVIEW_EVERY_S),
+        robust=True,
     )
 
 

@@ -8,6 +8,7 @@ from annotation.chat.bot import bot_turn_run, ratings_sweep
 from annotation.chat.empathetic import chats_sweep
 from annotation.judges.tasks import judge_job_run  # noqa: F401 (registers the judge task)
 from annotation.payments import publications_sync
+from annotation.quality import quality_review
 from annotation.services import assignments_abandon_stale
 from annotation.steering import plan_refresh
 
@@ -49,3 +50,13 @@ def adaptive_plan_refresh(campaign_id: int) -> dict[str, int]:
     judgments win); enqueued by allocation when the plan is due (annotation.steering)."""
     plan = plan_refresh(campaign_id=campaign_id)
     return {"pairs": len(plan.pairs) if plan else 0, "judged": plan.judged if plan else 0}
+
+
+@shared_task(soft_time_limit=240, time_limit=300)
+def campaign_quality_review(campaign_id: int) -> int:
+    """Apply the quality rule to a campaign (asked for by gold answers); return how many
+    workers it blocked."""
+    from annotation.models import Campaign
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    return 0 if campaign is None else len(quality_review(campaign))

@@ -12,7 +12,12 @@ from annotation.campaign_settings import CONTROLS, settings_clean
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
 from annotation.models import Item, Judgment, Lease, Participation, WorkerBlock
 from annotation.providers import Arrival
-from annotation.quality import worker_quality, worker_soft_block, worker_unblock
+from annotation.quality import (
+    quality_review,
+    worker_quality,
+    worker_soft_block,
+    worker_unblock,
+)
 from annotation.quality_rule import Rule, worker_decisions
 from annotation.selectors import campaign_judgments_frame, campaign_progress, campaign_report
 from annotation.services import (
@@ -126,7 +131,9 @@ def _answer_gold(campaign, assignment, answers, *, after: float = 5.0):
     )
     leases_release(Lease.objects.filter(worker=assignment.worker))
     lease_create(item=gold, assignment=assignment, expires_at=timezone.now() + timedelta(minutes=5))
-    return _answer(assignment, gold, answers, after=after)
+    result = _answer(assignment, gold, answers, after=after)
+    quality_review(campaign)  # what the background review a gold answer asks for does
+    return result
 
 
 def test_a_fast_worker_failing_every_gold_check_is_soft_blocked_after_enough_evidence(campaign):
@@ -465,3 +472,39 @@ def test_the_simulated_demo_study_blocks_the_spammer_and_no_good_worker():
         blocked = set(decided.loc[decided["block"], "worker"])
         assert "spammer" in blocked
         assert not blocked & {w for w, kind in crowd.items() if "good" in kind}
+
+
+def test_a_gold_answer_asks_for_one_background_review_per_window(
+    campaign, django_capture_on_commit_callbacks, monkeypatch
+):
+    """The rule reads the whole campaign, so a gold answer never runs it in the request: it
+    asks for a review after commit, once per ``REVIEW_EVERY_S`` and campaign."""
+    from django.core.cache import cache
+
+    from annotation import tasks
+
+    cache.delete(f"quality-review:{campaign.pk}")
+    asked: list[tuple] = []
+    monkeypatch.setattr(
+        tasks.campaign_quality_review,
+        "apply_async",
+        lambda args, countdown: asked.append((args, countdown)),
+    )
+    _gold(campaign, n=4)
+    assignment = assignment_start(campaign=campaign, worker=WorkerFactory())
+    with django_capture_on_commit_callbacks(execute=True):
+        for _ in range(3):
+            leases_release(Lease.objects.filter(worker=assignment.worker))
+            gold = (
+                Item.objects.filter(campaign=campaign, gold__isnull=False)
+                .exclude(judgments__worker=assignment.worker)
+                .first()
+            )
+            lease_create(
+                item=gold, assignment=assignment, expires_at=timezone.now() + timedelta(minutes=5)
+            )
+            _answer(assignment, gold, BAD, after=5)
+    assert asked == [((campaign.pk,), 15)]
+    assert tasks.campaign_quality_review.run(campaign.pk) == len(
+        Participation.objects.filter(campaign=campaign, soft_blocked=True)
+    )

@@ -1,10 +1,13 @@
 """Run the README's `make demo` as a newcomer would, without a browser, and check it serves.
 
 Starts `make demo` (on a free port), waits until it says it is running and `/health/` answers,
-then fetches every worker URL the demo printed, `/ready/`, the dashboard (redirected to the
-login), logs in with the printed admin password and opens the dashboard's campaign list. Stops
-the demo in every case. Exit code 0 only when every check passed. Standard library only: it
-runs before anything but `make` has installed anything.
+then fetches every worker URL the demo printed and checks that it opens its study (the page's
+heading is the study's name, or its training), not an end page ("No more items for you": the
+simulated crowd must leave a newcomer room), then `/ready/`, the dashboard (redirected to the
+login); logs in with the printed admin password, opens the dashboard's campaign list and every
+campaign page the demo printed, each of which must show the report the demo built (not "No
+report built yet"). Stops the demo in every case. Exit code 0 only when every check passed.
+Standard library only: it runs before anything but `make` has installed anything.
 
     python3 .ci/demo_check.py [--timeout 1800]
 """
@@ -12,6 +15,7 @@ runs before anything but `make` has installed anything.
 from __future__ import annotations
 
 import argparse
+import html
 import http.cookiejar
 import json
 import os
@@ -101,23 +105,61 @@ def wait_for_health(base: str, demo: Demo, deadline: float) -> None:
     raise SystemExit("the demo server did not answer /health/ in time")
 
 
+# What the demo prints per study: its name, its worker URL and its dashboard page.
+STUDY = (
+    r"^  (?P<name>.+):\n"
+    r"    (?P<worker>{base}/task/[\w-]+/\?workerId=\w+)\n"
+    r"    dashboard: (?P<dashboard>{base}/dashboard/c/[\w-]+/)$"
+)
+END_PAGES = ("No more items for you", "Thank you!")
+
+
+def worker_page_problem(name: str, status: int, page: str) -> str | None:
+    """Say why a worker URL does not open its study for a newcomer, or return None."""
+    if status != 200:
+        return f"HTTP {status}"
+    heading = re.search(r"<h1[^>]*>(.*?)</h1>", page, re.S)
+    shown = html.unescape(heading.group(1).strip()) if heading else ""
+    if shown in END_PAGES:
+        return f"an end page instead of an item: {shown!r}"
+    if not shown.startswith(name):  # the study's page, its intro or its training
+        return f"the page's heading is {shown!r}, not the study {name!r}"
+    if "<form" not in page and "data-ws" not in page:
+        return "no form to answer and no chat"
+    return None
+
+
+def dashboard_page_problem(status: int, page: str) -> str | None:
+    """Say why a campaign's dashboard page does not show the report the demo built, or
+    return None. The page always holds its stale-report banner, hidden while it is current."""
+    if status != 200:
+        return f"HTTP {status}"
+    if "No report built yet" in page:
+        return "No report built yet"
+    banner = re.search(r'<p id="stale"([^>]*)>(.*?)</p>', page, re.S)
+    if banner is not None and "hidden" not in banner.group(1):
+        return " ".join(banner.group(2).split())
+    return None
+
+
 def check(base: str, demo: Demo) -> list[str]:
     """Return the failed checks (empty when all passed)."""
     failures: list[str] = []
     output = "\n".join(demo.lines)
-    urls = sorted(set(re.findall(re.escape(base) + r"/task/[\w-]+/\?workerId=\w+", output)))
+    studies = [m.groupdict() for m in re.finditer(STUDY.format(base=re.escape(base)), output, re.M)]
     match = re.search(r"user: admin, password: (\S+)\)", output)
-    if len(urls) < 6:
-        failures.append(f"expected the demo to print 6 worker URLs, found {len(urls)}")
+    if len(studies) < 7:
+        failures.append(f"expected the demo to print 7 studies' URLs, found {len(studies)}")
     if match is None:
         failures.append("the demo printed no admin password")
     plain = urllib.request.build_opener()
-    for url in urls:
+    for study in studies:
+        url = study["worker"].replace("workerId=you", "workerId=newcomer")
         status, _, page = fetch(plain, url)
-        ok = status == 200 and ("<form" in page or "data-ws" in page or "chat" in page)
-        print(f"  {'ok ' if ok else 'BAD'} {status} {url}")
-        if not ok:
-            failures.append(f"{url}: HTTP {status}")
+        problem = worker_page_problem(study["name"], status, page)
+        print(f"  {'ok ' if problem is None else 'BAD'} {status} {url} {problem or ''}")
+        if problem is not None:
+            failures.append(f"{url}: {problem}")
     status, _, body = fetch(plain, f"{base}/ready/")
     print(f"  {'ok ' if status == 200 else 'BAD'} {status} {base}/ready/ {body}")
     if status != 200:
@@ -146,6 +188,12 @@ def check(base: str, demo: Demo) -> list[str]:
         print(f"  {'ok ' if logged_in else 'BAD'} {status} login as admin -> {final}")
         if not logged_in:
             failures.append(f"logging in to the dashboard failed ({status} {final})")
+        for study in studies if logged_in else []:
+            status, _, page = fetch(browser, study["dashboard"])
+            problem = dashboard_page_problem(status, page)
+            print(f"  {'ok ' if problem is None else 'BAD'} {status} {study['dashboard']}")
+            if problem is not None:
+                failures.append(f"{study['dashboard']}: {problem}")
     return failures
 
 

@@ -37,9 +37,11 @@ from modelhub.demo import STREAMING_BOT, demo_endpoints_register
 class Command(BaseCommand):
     help = (
         "Run the demo: load the demo corpus, register the demo models (GenericBot, the gold "
-        "replies, the MiniLM retrieval bot, a tiny GPT-2), create a Likert, an A/B and an SSA "
-        "campaign, fill them with a simulated crowd, print and write the reports, then serve "
-        "the platform (unless --no-server)."
+        "replies, the MiniLM retrieval bot, a tiny GPT-2 it trains), create the demo campaigns "
+        "(Likert, A/B, SSA, EmotionLines, interactive SSA, ED collection, ACUTE-Eval), fill "
+        "them with a simulated crowd that leaves every item a slot for you, print and write the "
+        "reports and the LLM judge's agreement, build each campaign's dashboard report, then "
+        "serve the platform (unless --no-server)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -56,7 +58,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-tiny-model",
             action="store_true",
-            help="Skip training the tiny GPT-2 (saves about a minute on a slow machine).",
+            help="Skip the tiny GPT-2: its training (300 steps, seconds) and its replies.",
         )
         parser.add_argument(
             "--addrport", default="127.0.0.1:8000", help="Where the server listens."

@@ -60,6 +60,11 @@ def test_a_researcher_launches_a_campaign_through_the_wizard(
     page.screenshot(path=artifacts / "wizard_1_protocol.png", full_page=True)
     assert_accessible(page, "wizard: protocol")
 
+    # The slug's pattern compiles as Chromium compiles it (the v flag), so it checks input.
+    pattern = page.get_attribute("input[name=slug]", "pattern")
+    assert page.evaluate("p => { new RegExp(p, 'v'); return true; }", pattern)
+    page.fill("input[name=slug]", "Not A Slug")
+    assert page.evaluate("document.querySelector('input[name=slug]').validity.patternMismatch")
     page.check("input[name=protocol][value=likert]")
     page.fill("input[name=name]", "Empathy ratings")
     page.fill("input[name=slug]", "empathy-ratings")
@@ -89,9 +94,9 @@ def test_a_researcher_launches_a_campaign_through_the_wizard(
     page.click("#to-review")
     page.wait_for_url("**/new/empathy-ratings/review/")
     local = page.locator("#estimate tr[data-provider=local]")
-    assert (
-        local.locator(".total").inner_text() == "1.50"
-    )  # 6 items, 10 per HIT: 1 HIT × 3 workers × 0.50
+    # 6 items, 10 per HIT: 1 HIT × 3 workers × 0.50, in the local provider's currency
+    assert local.locator(".total").inner_text() == "1.50 USD"
+    assert page.locator("#worker-url").inner_text().startswith(f"{live_server.url}/task/")
     page.screenshot(path=artifacts / "wizard_4_review.png", full_page=True)
     assert_accessible(page, "wizard: review")
     with page.context.expect_page() as opened:

@@ -62,6 +62,7 @@ AB_DIFFERENCE = 0.1  # `plan ab`'s default (a win rate of 60%)
 BT_DIFFERENCE = 0.5  # `plan bt`'s default (log-strength)
 SSA_POOL = 20  # `plan ssa`'s and `plan ab`'s default pool of workers
 STATE_KEY = "plan"
+POWER_SLACK = 0.2  # 10 studies' power is ± 0.13 (one standard error at 80%)
 METHOD = 2  # kept plans of an older method are simulated again (2: A/B by ab_detectable)
 
 Design = LikertDesign | SSADesign | ABDesign | ChatDesign | KappaDesign
@@ -95,6 +96,13 @@ class DraftPlan:
     # win rate reached the target (``planner.ab_detectable``)
     power: float | None = None
     reached: bool = True
+
+    @property
+    def power_short(self) -> bool:
+        """Whether the simulated power at the advantage found falls well short of the target
+        (by more than a few studies' Monte-Carlo error): a design too small for the
+        normal approximation the advantage rests on."""
+        return self.power is not None and self.power < self.target - POWER_SLACK
 
 
 def _per_pair(items: Any, campaign: Campaign) -> dict[str, int]:

@@ -175,6 +175,18 @@ def test_a_small_ab_review_shows_the_advantage_its_command_prints(ada, items) ->
     assert float(detectable) > 0.1
     assert f"{float(printed.split()[0]):.2f}" == detectable
     assert f"{detectable}" != "0.00"
+    # So few items are too few for the normal approximation: the page says so.
+    assert 'id="plan-short"' in page
+
+
+def test_an_ab_advantage_found_with_its_power_carries_no_warning(ada, monkeypatch) -> None:
+    from dashboard.drafts import plan as draft_plan_module
+
+    found = Plan(0.12, 0.78, 0.13, 0.12, 0.8, 0.17, AB_STUDIES)
+    monkeypatch.setattr(draft_plan_module, "ab_detectable", lambda *a, **k: found)
+    page = review(ada, pairs(start(ada, "pairwise", "fine"), {("x", "y"): 100}, 3))
+    assert shown(page, "plan-detectable") == "0.12"
+    assert 'id="plan-short"' not in page
 
 
 def test_an_ab_design_too_small_for_any_advantage_says_so(ada, monkeypatch) -> None:

@@ -123,7 +123,7 @@ def test_local_launch_review_and_pay(client, paid_campaign):
     out = cmd("review", paid_campaign.slug, "--bonus", "0.10", "--by", "lab")
     # Gold agreement is subjective: a soft block is a review hint, never a rejection by
     # default (issue #18; attention checks are what may reject).
-    assert "2 approve, 0 reject" in out and "hint: gold accuracy 20%" in out
+    assert "2 approve, 0 reject" in out and "hint: soft-blocked (gold accuracy 20%)" in out
     good = Assignment.objects.get(worker__external_id="good")
     assert good.status == "approved"
     assert Assignment.objects.get(worker=sloppy).status == "approved"

@@ -99,19 +99,15 @@ class Watch:
             assert not shown, (where, shown)
 
 
-def _links_and_buttons(page: Page) -> tuple[list[str], list[str]]:
-    hrefs = page.eval_on_selector_all(
+def _links(page: Page) -> list[str]:
+    return page.eval_on_selector_all(
         "main a[href]", "els => els.map(e => e.href).filter(h => h.startsWith('http'))"
     )
-    buttons = page.eval_on_selector_all(
-        "main button:not([disabled]), main input[type=submit]", "els => els.map(e => e.id)"
-    )
-    return hrefs, buttons
 
 
 def _follow_every_link(context: BrowserContext, watch: Watch, page: Page, where: str) -> None:
     """Open every link of the page in a new tab, each checked like any page."""
-    hrefs, _ = _links_and_buttons(page)
+    hrefs = _links(page)
     assert hrefs or where.endswith("(no links)"), where
     for href in hrefs:
         tab = context.new_page()

@@ -94,3 +94,17 @@ class Client:
 
 
 arrive = sync_to_async(ws_path)
+
+
+async def paired(path_a: str, path_b: str) -> tuple[Client, Client, dict, dict]:
+    """Connect two workers, write both situations and return them paired (speaker first)."""
+    a, b = Client(path_a), Client(path_b)
+    for client in (a, b):
+        state = await client.connect()
+        await client.send(type="situation", emotion=state["offered"][0], text=SITUATION)
+        assert (await client.until(lambda f: f["type"] in ("ack", "error")))["type"] == "ack"
+    sa = await a.state(lambda s: s["stage"] == "chatting")
+    sb = await b.state(lambda s: s["stage"] == "chatting")
+    if sa["role"] == "speaker":
+        return a, b, sa, sb
+    return b, a, sb, sa

@@ -12,7 +12,7 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
 from annotation.models import ChatSeat, Dialogue
-from tests.annotation.chat.helpers import SITUATION, Client, ed_campaign
+from tests.annotation.chat.helpers import Client, ed_campaign, paired
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,14 +37,7 @@ def test_a_worker_who_dropped_out_mid_chat_gets_paid_and_mturks_submit_form(clie
     told: dict[str, Any] = {}
 
     async def scenario() -> None:
-        a, b = Client(paths[0]), Client(paths[1])
-        for c in (a, b):
-            state = await c.connect()
-            await c.send(type="situation", emotion=state["offered"][0], text=SITUATION)
-            await c.until(lambda f: f["type"] == "ack")
-        sa = await a.state(lambda s: s["stage"] == "chatting")
-        await b.state(lambda s: s["stage"] == "chatting")
-        speaker, listener = (a, b) if sa["role"] == "speaker" else (b, a)
+        speaker, listener, _, _ = await paired(*paths)
         assert (await speaker.say("I lost my keys on the train."))["type"] == "ack"
         await listener.state(lambda s: len(s.get("utterances", [])) == 1)
         path = listener.communicator.scope["path"] + "?"
@@ -92,14 +85,7 @@ def test_a_dropped_connection_has_the_reconnect_grace_a_closed_page_half_a_heart
         return ChatSeat.objects.get(worker__external_id=worker).stage
 
     async def scenario() -> None:
-        a, b = Client(paths[0]), Client(paths[1])
-        for c in (a, b):
-            state = await c.connect()
-            await c.send(type="situation", emotion=state["offered"][0], text=SITUATION)
-            await c.until(lambda f: f["type"] == "ack")
-        sa = await a.state(lambda s: s["stage"] == "chatting")
-        await b.state(lambda s: s["stage"] == "chatting")
-        speaker, listener = (a, b) if sa["role"] == "speaker" else (b, a)
+        speaker, listener, _, _ = await paired(*paths)
         path = listener.communicator.scope["path"] + "?"
         path += listener.communicator.scope["query_string"].decode()
         await listener.close(code=code)

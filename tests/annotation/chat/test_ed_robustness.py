@@ -18,23 +18,21 @@ from annotation.chat.frames import MAX_FRAME_BYTES
 from annotation.chat.seats import chat_arrive, chat_state
 from annotation.models import Assignment, ChatSeat, Dialogue, Situation, Utterance
 from annotation.providers import Arrival
-from tests.annotation.chat.helpers import SITUATION, Client, ed_campaign, ws_path
+from tests.annotation.chat.helpers import SITUATION, Client, ed_campaign, paired, ws_path
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def _paired(path_a: str, path_b: str) -> tuple[Client, Client, dict, dict]:
-    """Connect two workers, write both situations and return them paired (speaker first)."""
-    a, b = Client(path_a), Client(path_b)
-    for client in (a, b):
-        state = await client.connect()
-        await client.send(type="situation", emotion=state["offered"][0], text=SITUATION)
-        assert (await client.until(lambda f: f["type"] in ("ack", "error")))["type"] == "ack"
-    sa = await a.state(lambda s: s["stage"] == "chatting")
-    sb = await b.state(lambda s: s["stage"] == "chatting")
-    if sa["role"] == "speaker":
-        return a, b, sa, sb
-    return b, a, sb, sa
+async def _two_short_conversations(path_a: str, path_b: str) -> None:
+    """Pair two workers and hold both conversations of one message each way to the end."""
+    speaker, listener, _, _ = await paired(path_a, path_b)
+    for _ in range(2):
+        await speaker.say("One.")
+        await listener.say("Two.")
+        speaker, listener = listener, speaker
+    await speaker.state(lambda s: s["stage"] == "done")
+    await speaker.close()
+    await listener.close()
 
 
 def _counts() -> tuple[int, int, int]:
@@ -48,8 +46,8 @@ def test_malformed_oversized_out_of_turn_and_spoofed_frames_are_refused_and_chan
     other_paths = [ws_path(other, "x1"), ws_path(other, "x2")]
 
     async def scenario():
-        speaker, listener, state, _ = await _paired(*paths)
-        o1, o2, other_state, _ = await _paired(*other_paths)
+        speaker, listener, state, _ = await paired(*paths)
+        o1, o2, other_state, _ = await paired(*other_paths)
         assert (await speaker.say("Hello!"))["type"] == "ack"
         before = await sync_to_async(_counts)()
         bad_texts = [
@@ -126,7 +124,7 @@ def test_a_reload_mid_chat_shows_the_same_conversation_and_the_chat_goes_on():
     paths = [ws_path(campaign, "rita"), ws_path(campaign, "tom")]
 
     async def scenario():
-        speaker, listener, state, _ = await _paired(*paths)
+        speaker, listener, state, _ = await paired(*paths)
         assert (await speaker.say("I got the job!"))["type"] == "ack"
         assert (await listener.say("Wow, congratulations!"))["type"] == "ack"
         speaker_path = (
@@ -159,7 +157,7 @@ def test_a_resent_message_is_stored_once_and_acknowledged_again():
     paths = [ws_path(campaign, "ida"), ws_path(campaign, "jon")]
 
     async def scenario():
-        speaker, listener, _, _ = await _paired(*paths)
+        speaker, listener, _, _ = await paired(*paths)
         frame = {"type": "message", "client_id": "same-id", "text": "Guess what happened!"}
         for _ in range(2):
             await speaker.communicator.send_to(text_data=json.dumps(frame))
@@ -180,7 +178,7 @@ def test_a_closed_tab_is_told_to_the_partner_within_the_heartbeat_and_the_chat_k
     paths = [ws_path(campaign, "ana"), ws_path(campaign, "leo")]
 
     async def scenario():
-        speaker, listener, _, _ = await _paired(*paths)
+        speaker, listener, _, _ = await paired(*paths)
         assert (await speaker.say("My dog learned a trick."))["type"] == "ack"
         await listener.close()  # the tab closes
         closed = time.monotonic()
@@ -206,7 +204,7 @@ def test_a_silent_socket_is_closed_by_the_heartbeat_and_the_partner_told():
     paths = [ws_path(campaign, "eve"), ws_path(campaign, "max")]
 
     async def scenario():
-        speaker, listener, _, _ = await _paired(*paths)
+        speaker, listener, _, _ = await paired(*paths)
 
         async def ping_until_told():
             while True:
@@ -258,17 +256,7 @@ def test_the_conversation_cap_counts_conversations_and_may_change_while_live():
     campaign.save()
     paths = [ws_path(campaign, "kim"), ws_path(campaign, "lou")]
 
-    async def scenario():
-        speaker, listener, _, _ = await _paired(*paths)
-        for _ in range(2):
-            await speaker.say("One.")
-            await listener.say("Two.")
-            speaker, listener = listener, speaker
-        await speaker.state(lambda s: s["stage"] == "done")
-        await speaker.close()
-        await listener.close()
-
-    async_to_sync(scenario)()
+    async_to_sync(_two_short_conversations)(*paths)
     arrival = Arrival(provider="local", worker_id="kim")
     # Back by the link: the end screen of the chat they finished; "Start another chat": capped.
     assert chat_arrive(campaign=campaign, arrival=arrival).kind == "done"
@@ -319,7 +307,7 @@ def test_when_both_workers_went_away_the_one_who_stayed_longer_is_the_one_whose_
     paths = [ws_path(campaign, "ana"), ws_path(campaign, "leo")]
 
     async def scenario():
-        speaker, listener, _, _ = await _paired(*paths)
+        speaker, listener, _, _ = await paired(*paths)
         await speaker.close()
         await listener.close()
 
@@ -346,17 +334,7 @@ def test_a_worker_back_by_their_link_after_the_chat_sees_its_end_and_code_then_m
     campaign = ed_campaign(min_utterances=2, max_utterances=2)
     paths = [ws_path(campaign, "kim"), ws_path(campaign, "lou")]
 
-    async def scenario():
-        speaker, listener, _, _ = await _paired(*paths)
-        for _ in range(2):
-            await speaker.say("One.")
-            await listener.say("Two.")
-            speaker, listener = listener, speaker
-        await speaker.state(lambda s: s["stage"] == "done")
-        await speaker.close()
-        await listener.close()
-
-    async_to_sync(scenario)()
+    async_to_sync(_two_short_conversations)(*paths)
     finished = Assignment.objects.get(worker__external_id="kim")
     assert finished.status == "submitted" and finished.completion_code
     back = client.get(f"/task/{campaign.slug}/?workerId=kim", follow=True)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from annotation.allocation import leases_release
 from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.models import Campaign, Item, Lease, Worker
 from annotation.protocols import Simulated, registry
@@ -79,12 +80,16 @@ def crowd_run(
     seed: int = 0,
     max_items: int | None = None,
     progress: Callable[[int], None] | None = None,
+    item_cap: int | None = None,
 ) -> CrowdRun:
     """Let the workers take turns judging items until none gets one or ``max_items`` is reached.
 
     Each turn is a real visit of the task page's service and a real submission, so
     allocation, leases, validation and idempotency are exercised exactly as for people.
-    The run ends with the quality review (``quality.quality_review``) a finished study gets.
+    With ``item_cap``, a worker offered an item that their lease takes past that many claims
+    gives it back (the lease released) and stops: the demo's crowd leaves each item's last
+    slots to people. The run ends with the quality review (``quality.quality_review``) a
+    finished study gets.
     """
     rng = random.Random(seed)
     protocol = registry.get(campaign.protocol)
@@ -106,6 +111,13 @@ def crowd_run(
                 active.remove(sim)
                 continue
             assert visit.item is not None and visit.assignment is not None
+            lease = Lease.objects.get(item=visit.item, worker=visit.assignment.worker)
+            if item_cap is not None and (
+                Item.objects.values_list("claims", flat=True).get(pk=visit.item.pk) > item_cap
+            ):
+                leases_release(Lease.objects.filter(pk=lease.pk))
+                active.remove(sim)
+                continue
             shown = protocol.presentation(
                 parameters,
                 visit.item.payload,
@@ -119,7 +131,6 @@ def crowd_run(
                 sim.reliability,
                 rng,
             )
-            lease = Lease.objects.get(item=visit.item, worker=visit.assignment.worker)
             mean, sd = _THINK_SECONDS[sim.reliability]
             least = protocol.item_min_seconds(parameters, visit.item.payload)
             think = max(least + max(rng.gauss(mean, sd), 0.5), campaign.min_seconds_per_item)

@@ -23,7 +23,7 @@ from annotation.models import Campaign, Item
 from annotation.protocols import DialogueItems, registry
 from annotation.selectors import campaign_progress
 from annotation.services import campaign_create, campaign_set_status, items_add
-from annotation.simulation import CrowdRun, crowd_make, crowd_run
+from annotation.simulation import CrowdRun, SimulatedWorker, crowd_make, crowd_run
 
 CORPUS = Path(__file__).resolve().parent / "empathetic_demo.csv"
 # Short dialogues written for this project, each line with the emotion a careful worker sees.
@@ -277,7 +277,14 @@ def crowd_fill(
     for attempt in range(FILL_PASSES):
         before = campaign_progress(campaign)
         target = before.items * simulated
-        if before.done >= target or (runs and not runs[-1].total):
+        # Open slots under ``simulated`` by claims, not by counted judgments: an item whose
+        # excluded judgment the top-up cap left closed still holds its claim, and filling it
+        # by the count would take the newcomer's slot.
+        claims = Item.objects.filter(campaign=campaign, gold__isnull=True).values_list(
+            "claims", flat=True
+        )
+        missing = sum(max(0, simulated - c) for c in claims)
+        if not missing or (runs and not runs[-1].total):
             break
         if not runs:
             write(
@@ -287,14 +294,22 @@ def crowd_fill(
         runs.append(
             crowd_run(
                 campaign=campaign,
-                workers=crowd_make(),
+                workers=crowd_make() if not runs else _newcomers(attempt),
                 truth=truth,
                 seed=seed + attempt,
-                max_items=target - before.done,
+                max_items=missing,
+                item_cap=simulated,
                 progress=partial(_heard, progress, before.done, target) if progress else None,
             )
         )
     return runs
+
+
+def _newcomers(attempt: int) -> list[SimulatedWorker]:
+    """Good workers new to the campaign, who replace the judgments the review excluded: each
+    takes the item with the fewest claims, which none of them has judged (the first crowd,
+    back, could not take an item it judged and would fill another's newcomer slot)."""
+    return [SimulatedWorker(f"sim-good-r{attempt}-{i + 1}", "good") for i in range(8)]
 
 
 def _heard(progress: Callable[[int, int], object], done: int, target: int, n: int) -> None:

@@ -9,7 +9,7 @@ import pytest
 from annotation.demo import demo_dialogues
 from annotation.demo.acute import ACUTE, acute_study_run
 from annotation.demo.chat import SSA_CHAT, SSA_CHAT_MODELS, chat_studies_create, ssa_chats_simulate
-from annotation.models import Campaign, Item, Judgment
+from annotation.models import Campaign, Item, Judgment, Participation
 from modelhub.demo import demo_endpoints_register
 
 
@@ -34,8 +34,14 @@ def test_the_demo_compares_its_chats_whole_and_a_rerun_adds_nothing(tmp_path):
     for item in items:
         assert (item.payload["model_a"], item.payload["model_b"]) == tuple(sorted(SSA_CHAT_MODELS))
         assert item.payload["dialogue_a"].split("/", 1)[1] in dialogues
-    # 3 workers per pair, 4 questions and a reason each.
-    assert Judgment.objects.filter(item__campaign=campaign).count() == 4 * 3 * 5
+    # 3 counted workers per pair, 4 questions and a reason each (a worker the end-of-run
+    # review excluded is replaced), and each pair's fourth slot left free.
+    judgments = Judgment.objects.filter(item__campaign=campaign)
+    blocked = Participation.objects.filter(campaign=campaign, soft_blocked=True)
+    counted = judgments.exclude(worker__in=blocked.values("worker"))
+    assert counted.count() == 4 * 3 * 5
+    assert {item.claims for item in Item.objects.filter(campaign=campaign)} == {3}
+    total = judgments.count()
     table = pd.read_csv(tmp_path / "acute_win_rates.csv")
     assert list(table["question"]) == [
         "Engagingness",
@@ -49,7 +55,7 @@ def test_the_demo_compares_its_chats_whole_and_a_rerun_adds_nothing(tmp_path):
     assert "ACUTE-Eval" in out.getvalue()
     again = StringIO()
     assert acute_study_run(seed=0, out=tmp_path, write=again.write) == [campaign]
-    assert Judgment.objects.filter(item__campaign=campaign).count() == 4 * 3 * 5
+    assert judgments.count() == total  # a re-run adds nothing
     assert "Created campaign" not in again.getvalue()
 
 

@@ -52,6 +52,18 @@ def _fresh_channel_layer():
 
 
 @pytest.fixture
+def celery_eager():
+    """Run Celery tasks in this process, as without a broker, even where one is configured
+    (CI's PostgreSQL run): for tests of what a task does, not of its delivery."""
+    from evalsite.celery import app
+
+    before = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = before
+
+
+@pytest.fixture
 def campaign(db) -> Campaign:
     """A live Likert campaign with 6 items, redundancy 3, 5 items per assignment."""
     campaign = CampaignFactory()

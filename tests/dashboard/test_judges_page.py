@@ -48,7 +48,7 @@ def page_of(ada, campaign) -> str:
 
 
 def test_a_judge_runs_from_the_page_and_its_agreement_report_is_shown(
-    ada, judged, judge, tmp_path, settings, django_capture_on_commit_callbacks
+    ada, judged, judge, tmp_path, settings, django_capture_on_commit_callbacks, celery_eager
 ) -> None:
     settings.DATA_DIR = tmp_path
     assert "No judge has run on this campaign yet." in page_of(ada, judged)

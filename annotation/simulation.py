@@ -82,14 +82,15 @@ def crowd_run(
     progress: Callable[[int], None] | None = None,
     item_cap: int | None = None,
 ) -> CrowdRun:
-    """Let the workers take turns judging items until none gets one or ``max_items`` is reached.
+    """Let the workers take turns judging items until none gets one or ``max_items`` items
+    (gold checks not counted) are judged.
 
     Each turn is a real visit of the task page's service and a real submission, so
     allocation, leases, validation and idempotency are exercised exactly as for people.
-    With ``item_cap``, a worker offered an item that their lease takes past that many claims
-    gives it back (the lease released) and stops: the demo's crowd leaves each item's last
-    slots to people. The run ends with the quality review (``quality.quality_review``) a
-    finished study gets.
+    With ``item_cap``, a worker offered an item (not a gold one) that their lease takes past
+    that many claims gives it back (the lease released) and stops: the demo's crowd leaves
+    each item's last slots to people. The run ends with the quality review
+    (``quality.quality_review``) a finished study gets.
     """
     rng = random.Random(seed)
     protocol = registry.get(campaign.protocol)
@@ -99,9 +100,10 @@ def crowd_run(
     crowd = list(workers)
     run = CrowdRun(items_judged={w.external_id: 0 for w in crowd})
     active = list(crowd)
-    while active and (max_items is None or run.total < max_items):
+    counted = 0  # items judged, gold checks apart: what ``max_items`` bounds
+    while active and (max_items is None or counted < max_items):
         for sim in list(active):
-            if max_items is not None and run.total >= max_items:
+            if max_items is not None and counted >= max_items:
                 break
             arrival = Arrival(provider=Worker.Provider.SIMULATED, worker_id=sim.external_id)
             visit = worker_visit(campaign=campaign, arrival=arrival)
@@ -112,8 +114,10 @@ def crowd_run(
                 continue
             assert visit.item is not None and visit.assignment is not None
             lease = Lease.objects.get(item=visit.item, worker=visit.assignment.worker)
-            if item_cap is not None and (
-                Item.objects.values_list("claims", flat=True).get(pk=visit.item.pk) > item_cap
+            if (
+                item_cap is not None
+                and not visit.item.is_gold  # gold items have no redundancy: all may take them
+                and Item.objects.values_list("claims", flat=True).get(pk=visit.item.pk) > item_cap
             ):
                 leases_release(Lease.objects.filter(pk=lease.pk))
                 active.remove(sim)
@@ -145,6 +149,7 @@ def crowd_run(
                 run.errors.append(f"{sim.external_id}: {exc.message}")
                 continue
             run.items_judged[sim.external_id] += 1
+            counted += not visit.item.is_gold
             if progress:
                 progress(run.total)
     # The rule ran after each gold answer; the answers since then count in a last review.

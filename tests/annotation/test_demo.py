@@ -111,6 +111,9 @@ def _assert_room_for_a_newcomer(campaigns, client):
             items = Item.objects.filter(campaign=campaign, gold__isnull=True)
             assert items.exists()
             assert not items.filter(claims__gte=campaign.redundancy).exists(), campaign.slug
+            # and filled: every item holds the simulated count, or one less where the top-up
+            # cap left an excluded worker's slot to people
+            assert not items.filter(claims__lt=campaign.redundancy - 2).exists(), campaign.slug
             arrival = Arrival(provider="simulated", worker_id="newcomer")
             assert worker_visit(campaign=campaign, arrival=arrival).kind == "item", campaign.slug
         page = client.get(f"/task/{campaign.slug}/?workerId=someone-new").content.decode()

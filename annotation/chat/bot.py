@@ -21,7 +21,6 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 
-from annotation.chat.empathetic import _flag
 from annotation.chat.frames import (
     Frame,
     NotYours,
@@ -32,9 +31,9 @@ from annotation.chat.frames import (
     message_fields,
     message_outcome,
 )
+from annotation.chat.messages import message_store
 from annotation.chat.notify import seat_partial, seats_notify
 from annotation.chat.seats import (
-    activity_touch,
     bot_labels,
     bot_turn_item,
     bot_turn_key,
@@ -43,7 +42,8 @@ from annotation.chat.seats import (
     reply_fits,
     seat_finish,
 )
-from annotation.exceptions import Conflict, InvalidAnswer, NotFound
+from annotation.chat.states import dialogue_flag, dialogue_set_status, seat_set_stage
+from annotation.exceptions import Conflict, NotFound
 from annotation.models import ChatSeat, Dialogue, Judgment, Utterance
 from annotation.protocols.ssa_interactive import end_ratings_clean
 from annotation.services import items_add, judgment_label
@@ -129,64 +129,54 @@ def ssa_message_send(
 ) -> Sent:
     """Store the worker's turn and ask the bot for its reply (idempotent per ``client_id``).
 
-    Refused: another conversation or role named, a turn while the bot is answering or before
-    its last turn is labeled, a turn whose reply would not fit within ``max_turns``.
+    ``message_store`` does what both chat modes do (a resend stored once, the frame's
+    conversation and role, the text, pasted text flagged); the bot's turn rule refuses a turn
+    while the bot is answering, before its last turn is labeled, or whose reply would not fit
+    within ``max_turns``.
     """
     now = now or timezone.now()
     with transaction.atomic():
         seat, dialogue = _locked(seat_id)
         _, parameters = protocol_of(seat.campaign)
-        if dialogue_id is not None and dialogue_id != dialogue.pk:
-            raise NotYours("This message names a conversation you are not in.")
-        if role and role != "user":
-            raise NotYours(f"You write as the user in this chat, not as {role[:20]!r}.")
         utterances = list(dialogue.utterances.order_by("index"))
-        known = next((u for u in utterances if u.client_id == client_id), None)
-        if known is not None:
-            if known.text != text.strip():
-                raise Conflict("This message id was already used for another message.")
-            return Sent(index=known.index, created=False)
-        if seat.stage != ChatSeat.Stage.CHATTING:
-            raise OutOfTurn(gettext("This conversation has ended."))
-        text = text.strip()
-        if not text:
-            raise InvalidAnswer(
-                gettext("Write a message first."), fields={"text": gettext("Empty message.")}
-            )
-        if len(text) > parameters["utterance_max_chars"]:
-            raise InvalidAnswer(
-                gettext("Please keep a message under %(most)s characters.")
-                % {"most": parameters["utterance_max_chars"]},
-                fields={"text": gettext("Too long.")},
-            )
-        count = len(utterances)
-        if dialogue.metadata.get("pending"):
-            raise OutOfTurn(gettext("Please wait for the bot's reply."))
-        if utterances[-1].speaker != "bot":
-            raise OutOfTurn(gettext("The bot has not answered yet: ask it again or end the chat."))
-        if _unlabeled(seat, dialogue, utterances):
-            raise OutOfTurn(gettext("Please label the bot's last reply before you continue."))
-        if not reply_fits(count, parameters):
-            raise OutOfTurn(gettext("The conversation has reached its longest; please end it."))
-        Utterance.objects.create(
+
+        def turn() -> int:
+            if dialogue.metadata.get("pending"):
+                raise OutOfTurn(gettext("Please wait for the bot's reply."))
+            if utterances[-1].speaker != "bot":
+                raise OutOfTurn(
+                    gettext("The bot has not answered yet: ask it again or end the chat.")
+                )
+            if _unlabeled(seat, dialogue, utterances):
+                raise OutOfTurn(gettext("Please label the bot's last reply before you continue."))
+            if not reply_fits(len(utterances), parameters):
+                raise OutOfTurn(gettext("The conversation has reached its longest; please end it."))
+            return len(utterances)
+
+        sent = message_store(
+            seat=seat,
             dialogue=dialogue,
-            index=count,
+            conversations={dialogue.pk},
             speaker="user",
-            worker=seat.worker,
+            known=next((u for u in utterances if u.client_id == client_id), None),
+            turn=turn,
+            client_id=client_id,
             text=text,
             signals=signals,
-            client_id=client_id,
+            dialogue_id=dialogue_id,
+            role=role,
+            max_chars=parameters["utterance_max_chars"],
+            now=now,
         )
-        if signals.get("pastes"):
-            _flag(dialogue, "paste")
-        dialogue.metadata = {
-            **dialogue.metadata,
-            "pending": {"index": count + 1, "since": now.isoformat()},
-        }
-        bot_turn_enqueue(dialogue.pk, count + 1, now.isoformat())
-        dialogue.save(update_fields=["metadata", "flagged", "flags"])
-        activity_touch(seat, now)
-    return Sent(index=count, created=True, notify=[seat.pk])
+        if sent.created:
+            since = now.isoformat()
+            dialogue.metadata = {
+                **dialogue.metadata,
+                "pending": {"index": sent.index + 1, "since": since},
+            }
+            dialogue.save(update_fields=["metadata"])
+            bot_turn_enqueue(dialogue.pk, sent.index + 1, since)
+    return sent
 
 
 def _unlabeled(seat: ChatSeat, dialogue: Dialogue, utterances: list[Utterance]) -> list[int]:
@@ -348,7 +338,7 @@ def bot_turn_fail(
         dialogue = Dialogue.objects.select_for_update().get(pk=dialogue_id)
         if not _awaited(dialogue.metadata, index, attempt):
             return False
-        _flag(dialogue, reason)
+        dialogue_flag(dialogue, reason)
         dialogue.metadata = {
             **dialogue.metadata,
             "pending": None,
@@ -455,9 +445,7 @@ def ssa_end(*, seat_id: int, now: datetime | None = None) -> list[int]:
         if len(utterances) >= parameters["min_turns"]:
             _complete(seat, dialogue, now)
         elif dialogue.metadata.get("failed"):
-            dialogue.status = Dialogue.Status.PARTIAL
-            dialogue.ended_at = now
-            dialogue.save(update_fields=["status", "ended_at"])
+            dialogue_set_status(dialogue=dialogue, status=Dialogue.Status.PARTIAL, now=now)
             seat_finish(seat, ChatSeat.Stage.FAILED, "bot_failed", now)
         else:
             raise OutOfTurn(
@@ -469,13 +457,10 @@ def ssa_end(*, seat_id: int, now: datetime | None = None) -> list[int]:
 
 def _complete(seat: ChatSeat, dialogue: Dialogue, now: datetime) -> None:
     """Complete the conversation; the seat is done, or first rates the bot if asked to."""
-    dialogue.status = Dialogue.Status.COMPLETE
-    dialogue.ended_at = now
-    dialogue.save(update_fields=["status", "ended_at"])
+    dialogue_set_status(dialogue=dialogue, status=Dialogue.Status.COMPLETE, now=now)
     _, parameters = protocol_of(seat.campaign)
     if parameters["end_ratings"]:
-        seat.stage = ChatSeat.Stage.RATING
-        seat.save(update_fields=["stage"])
+        seat_set_stage(seat=seat, stage=ChatSeat.Stage.RATING)
         return
     seat_finish(seat, ChatSeat.Stage.DONE, "complete", now)
 

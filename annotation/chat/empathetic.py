@@ -29,15 +29,15 @@ from annotation.chat.frames import (
     signals_clean,
 )
 from annotation.chat.layer import layer_troubled, outage_seconds
+from annotation.chat.messages import message_store
 from annotation.chat.seats import (
-    activity_touch,
     older_than,
     pair_dialogues,
     protocol_of,
     role_in,
     seat_finish,
 )
-from annotation.exceptions import Conflict, InvalidAnswer
+from annotation.chat.states import dialogue_flag, dialogue_set_status, seat_set_stage
 from annotation.models import Campaign, ChatPair, ChatSeat, Dialogue, Situation, Utterance
 from annotation.protocols.empathetic_chat import EmpatheticChatProtocol
 
@@ -63,12 +63,6 @@ def frame_handle(*, seat_id: int, frame: Frame, now: datetime) -> Outcome:
         dialogue = frame.int_field("dialogue", required=False)
         return Outcome(notify=conversation_end(seat_id=seat_id, dialogue_id=dialogue, now=now))
     raise frame_unknown(frame)
-
-
-def _flag(dialogue: Dialogue, reason: str) -> None:
-    dialogue.flagged = True
-    if reason not in dialogue.flags:
-        dialogue.flags = [*dialogue.flags, reason]
 
 
 def situation_submit(
@@ -103,9 +97,10 @@ def situation_submit(
             signals=signals,
             flagged=bool(signals.get("pastes")),
         )
-        seat.stage = ChatSeat.Stage.WAITING
         seat.waiting_since = now
-        seat.save(update_fields=["situation", "stage", "waiting_since"])
+        seat_set_stage(
+            seat=seat, stage=ChatSeat.Stage.WAITING, fields=["situation", "waiting_since"]
+        )
     return [seat_id, *lobby_pair(seat_id=seat_id, now=now)]
 
 
@@ -139,8 +134,8 @@ def lobby_pair(*, seat_id: int, now: datetime | None = None) -> list[int]:
         first, second = sorted((seat, partner), key=lambda s: (s.waiting_since or now, s.pk))
         pair = ChatPair.objects.create(campaign=campaign)
         for slot, member in enumerate((first, second)):
-            member.pair, member.slot, member.stage = pair, slot, ChatSeat.Stage.CHATTING
-            member.save(update_fields=["pair", "slot", "stage"])
+            member.pair, member.slot = pair, slot
+            seat_set_stage(seat=member, stage=ChatSeat.Stage.CHATTING, fields=["pair", "slot"])
         _round_start(pair, 1, speaker=first, listener=second)
     return [first.pk, second.pk]
 
@@ -215,62 +210,48 @@ def utterance_send(
 ) -> Sent:
     """Store one message of the current conversation if it is the sender's turn.
 
-    Idempotent: a message resent with the same ``client_id`` returns the stored one. A frame
-    naming another conversation or another role than the sender's is refused, and so is a
-    message out of turn or past the conversation's length. Pasted text flags the dialogue.
+    ``message_store`` does what both chat modes do (a resend stored once, the frame's
+    conversation and role, the text, pasted text flagged); ED's turn rule: the Speaker opens,
+    then the two alternate up to ``max_utterances``, and the last one completes the round.
     """
     now = now or timezone.now()
     with transaction.atomic():
         seat, partner, pair = _pair_locked(seat_id)
         _, parameters = protocol_of(seat.campaign)
         dialogues = pair_dialogues(seat)
-        known = Utterance.objects.filter(dialogue__in=dialogues, client_id=client_id).first()
-        if known is not None:  # a resend: acknowledged again, stored once
-            if known.worker_id != seat.worker_id or known.text != text.strip():
-                raise Conflict("This message id was already used for another message.")
-            return Sent(index=known.index, created=False)
-        if dialogue_id is not None and dialogue_id not in {d.pk for d in dialogues}:
-            raise NotYours("This message names a conversation you are not in.")
         current = next((d for d in dialogues if d.status == Dialogue.Status.ACTIVE), None)
-        if seat.stage != ChatSeat.Stage.CHATTING or current is None:
-            raise OutOfTurn(gettext("This conversation has ended."))
-        mine = role_in(seat, current)
-        if dialogue_id is not None and dialogue_id != current.pk:
-            raise NotYours("This message names a conversation you are not in.")
-        if role and role != mine:
-            raise NotYours(f"You are the {mine.title()} in this conversation, not the {role}.")
-        text = text.strip()
-        if not text:
-            raise InvalidAnswer(
-                gettext("Write a message first."), fields={"text": gettext("Empty message.")}
-            )
-        if len(text) > parameters["utterance_max_chars"]:
-            raise InvalidAnswer(
-                gettext("Please keep a message under %(most)s characters.")
-                % {"most": parameters["utterance_max_chars"]},
-                fields={"text": gettext("Too long.")},
-            )
-        count = current.utterances.count()
-        if count >= parameters["max_utterances"]:
-            raise OutOfTurn(gettext("This conversation has reached its length."))
-        if ("speaker" if count % 2 == 0 else "listener") != mine:
-            raise OutOfTurn(gettext("Please wait for your partner's message."))
-        Utterance.objects.create(
+        mine = role_in(seat, current) if current is not None else ""
+
+        def turn() -> int:
+            assert current is not None  # message_store refuses a message with none under way
+            count = current.utterances.count()
+            if count >= parameters["max_utterances"]:
+                raise OutOfTurn(gettext("This conversation has reached its length."))
+            if ("speaker" if count % 2 == 0 else "listener") != mine:
+                raise OutOfTurn(gettext("Please wait for your partner's message."))
+            return count
+
+        sent = message_store(
+            seat=seat,
             dialogue=current,
-            index=count,
+            conversations={d.pk for d in dialogues},
             speaker=mine,
-            worker=seat.worker,
+            known=Utterance.objects.filter(dialogue__in=dialogues, client_id=client_id).first(),
+            turn=turn,
+            client_id=client_id,
             text=text,
             signals=signals,
-            client_id=client_id,
+            dialogue_id=dialogue_id,
+            role=role,
+            max_chars=parameters["utterance_max_chars"],
+            now=now,
         )
-        if signals.get("pastes"):
-            _flag(current, "paste")
-            current.save(update_fields=["flagged", "flags"])
-        if count + 1 >= parameters["max_utterances"]:
+        if not sent.created:
+            return sent
+        assert current is not None
+        if sent.index + 1 >= parameters["max_utterances"]:
             _round_finish(pair, current, seat, partner, now)
-        activity_touch(seat, now)
-    return Sent(index=count, created=True, notify=[seat.pk, partner.pk])
+    return Sent(index=sent.index, created=True, notify=[seat.pk, partner.pk])
 
 
 def conversation_end(
@@ -302,9 +283,7 @@ def _round_finish(
     pair: ChatPair, dialogue: Dialogue, seat: ChatSeat, partner: ChatSeat, now: datetime
 ) -> None:
     """Complete a conversation: start the second with the roles swapped, or end the pair."""
-    dialogue.status = Dialogue.Status.COMPLETE
-    dialogue.ended_at = now
-    dialogue.save(update_fields=["status", "ended_at"])
+    dialogue_set_status(dialogue=dialogue, status=Dialogue.Status.COMPLETE, now=now)
     first, second = sorted((seat, partner), key=lambda s: s.slot or 0)
     if dialogue.metadata.get("round") == 1:
         _round_start(pair, 2, speaker=second, listener=first)
@@ -366,13 +345,16 @@ def partner_check(*, seat_id: int, now: datetime | None = None) -> list[int]:
         platform = layer_troubled(now=now.timestamp(), within_s=OUTAGE_BLAME_S)
         for dialogue in pair_dialogues(seat):
             if dialogue.status == Dialogue.Status.ACTIVE:
-                dialogue.status = Dialogue.Status.PARTIAL
-                dialogue.ended_at = now
-                _flag(dialogue, "partner_left")
+                dialogue_flag(dialogue, "partner_left")
                 if platform:
-                    _flag(dialogue, "outage")
+                    dialogue_flag(dialogue, "outage")
                 dialogue.metadata = {**dialogue.metadata, "left_seat": partner.pk}
-                dialogue.save(update_fields=["status", "ended_at", "flagged", "flags", "metadata"])
+                dialogue_set_status(
+                    dialogue=dialogue,
+                    status=Dialogue.Status.PARTIAL,
+                    now=now,
+                    fields=["flagged", "flags", "metadata"],
+                )
         pair.ended_at = now
         pair.save(update_fields=["ended_at"])
         reasons = ("outage", "outage") if platform else ("partner_left", "disconnected")

@@ -22,6 +22,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
+from annotation.chat.states import seat_set_stage
 from annotation.exceptions import NotAllowed, NotFound
 from annotation.models import (
     Assignment,
@@ -366,10 +367,7 @@ def seat_finish(seat: ChatSeat, stage: str, reason: str, now: datetime) -> None:
 
     The caller holds the lock of whatever the seat's conversation hangs on (pair or dialogue).
     """
-    seat.stage = stage
-    seat.ended_reason = reason
-    seat.ended_at = now
-    seat.save(update_fields=["stage", "ended_reason", "ended_at"])
+    seat_set_stage(seat=seat, stage=stage, reason=reason, now=now)
     if stage in ChatSeat.PAID_STAGES:
         assignment_complete(assignment=seat.assignment, now=now)
 

@@ -206,7 +206,7 @@ def acute_items_add(
     campaign = Campaign.objects.select_for_update().filter(slug=slug).first()
     if campaign is None:
         campaign = campaign_create(
-            slug=slug, name=name or "ACUTE-Eval of whole conversations", protocol="acute"
+            slug=slug, name=name or "ACUTE-Eval of whole conversations", protocol=AcuteProtocol.name
         )
     elif not isinstance(registry.get(campaign.protocol), AcuteProtocol):
         raise Conflict(f"'{slug}' is a {campaign.protocol} campaign, not an ACUTE-Eval one.")

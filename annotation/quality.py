@@ -7,7 +7,7 @@
   attention check can justify a rejection, and only where the provider allows it
   (``Provider.attention_rejects``, ``payments/review.py``).
 - A worker is soft-blocked in a campaign (no more items, their judgments kept but flagged and
-  left out of reports unless asked for) by the one rule of ``annotation.quality_rule``: the
+  left out of reports unless asked for) by the one rule of ``evalstats.quality_rule``: the
   evidence of all their gold checks and of their answers compared with the other workers'
   (MACE-style reliability) is ``BLOCK_ODDS`` to 1 for an unreliable worker against an
   acceptable one (``FAST_BLOCK_ODDS`` to 1 when they are fast; time alone never blocks), or
@@ -33,12 +33,12 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils.translation import gettext
 
-from annotation.aggregation import rater_agreement
 from annotation.allocation import items_reopen
 from annotation.exceptions import InvalidAnswer
 from annotation.models import Campaign, Item, Judgment, Participation, Worker
 from annotation.protocols import GoldChecks, registry
-from annotation.quality_rule import ATTENTION_BLOCK, Rule, worker_decisions
+from evalstats.aggregation import rater_agreement
+from evalstats.quality_rule import ATTENTION_BLOCK, Rule, worker_decisions
 from webhooks import events as webhook_events
 
 logger = logging.getLogger(__name__)

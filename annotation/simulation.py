@@ -29,8 +29,8 @@ from annotation.protocols import Simulated, registry
 from annotation.protocols.base import Reliability
 from annotation.providers import Arrival
 from annotation.quality import quality_review
-from annotation.quality_rule import Rule, worker_decisions
 from annotation.services import judgment_submit, presentation_seed, worker_visit
+from evalstats.quality_rule import Rule, worker_decisions
 
 Truth = Callable[[Item], Mapping[str, Any] | None]
 # Mean and standard deviation of the seconds a simulated worker takes per item.

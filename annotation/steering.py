@@ -31,9 +31,9 @@ from django.db.models import Count, F, Window
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import RowNumber
 
-from annotation import adaptive
 from annotation.models import Campaign, Item
 from annotation.protocols import ModelPairs, registry
+from evalstats import adaptive
 
 logger = logging.getLogger(__name__)
 

@@ -9,13 +9,13 @@ from django.http import FileResponse, HttpRequest
 from django.urls import reverse
 from ninja import Path, Query, Router, Status
 
-from annotation.aggregation import Aggregate
 from annotation.models import Campaign
 from api.access import campaign_of, user_of
 from api.errors import CLIENT_ERRORS, ApiError, ErrorOut
 from api.schemas import FILE_PATTERN, SLUG_PATTERN, ExportIn, JobOut, ReportOut
 from dashboard import selectors, services
 from dashboard.models import Job
+from evalstats.aggregation import Aggregate
 
 router = Router(tags=["reports and exports"])
 

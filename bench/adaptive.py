@@ -1,7 +1,7 @@
 """Adaptive vs uniform pair allocation on simulated A/B crowds with known strengths.
 
 Every crowd is a campaign of all pairs of the models, ``--items`` items per pair judged at
-most ``--redundancy`` times (``annotation.adaptive.Crowd``: ties and item effects as the
+most ``--redundancy`` times (``evalstats.adaptive.Crowd``: ties and item effects as the
 planner's Bradley–Terry design). Both allocations draw from the same simulated judgments
 (each pair's stream, in the order allocation hands items out), so the comparison is paired.
 Uniform takes the pairs in turn; adaptive draws each judgment's pair from
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 os.environ.setdefault("EVALSITE_TASKS_INLINE", "1")
 
-from annotation import adaptive, ranking  # noqa: E402
+from evalstats import adaptive, ranking  # noqa: E402
 
 ALLOCATIONS = ("uniform", "adaptive")
 

@@ -1,4 +1,4 @@
-"""Benchmark annotation.agreement against the ``krippendorff`` package, and Bradley–Terry's
+"""Benchmark evalstats.agreement against the ``krippendorff`` package, and Bradley–Terry's
 bootstrap, in one run.
 
 Run from the repository root: ``.venv/bin/python bench/agreement.py``. Prints one table of
@@ -41,8 +41,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from annotation.agreement import krippendorff_alpha, krippendorff_alpha_ci  # noqa: E402
-from annotation.ranking import _canonical, _fit, _wins, bradley_terry  # noqa: E402
+from evalstats.agreement import krippendorff_alpha, krippendorff_alpha_ci  # noqa: E402
+from evalstats.ranking import _canonical, _fit, _wins, bradley_terry  # noqa: E402
 
 POOL = 20  # raters in the crowd
 PER_ITEM = 4  # raters on each item
@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--no-bt", action="store_true", help="Skip the Bradley–Terry timing.")
     options = parser.parse_args()
     print(
-        f"annotation.agreement vs krippendorff {version('krippendorff')} | numpy "
+        f"evalstats.agreement vs krippendorff {version('krippendorff')} | numpy "
         f"{np.__version__} | Python {platform.python_version()} | {os.cpu_count()} CPU(s)"
     )
     print(f"a pool of {POOL} raters who differ, {PER_ITEM} on each item; median of "

@@ -2,7 +2,7 @@
 
 Run from the repository root: ``.venv/bin/python bench/coverage.py [--studies N] [--seed S]``.
 For every statistic and design of issue #19 it simulates ``--studies`` studies, computes the
-report's default interval (annotation.uncertainty, annotation.ranking) and, where the report
+report's default interval (evalstats.uncertainty, evalstats.ranking) and, where the report
 used to give another one, that older interval ("naive"), and prints the share of studies whose
 interval covers the true value, with its Monte-Carlo standard error. Target: every default
 interval covers 93-97%; a default interval outside that band is marked, and the exit status
@@ -30,7 +30,7 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from annotation import agreement, ranking, uncertainty  # noqa: E402
+from evalstats import agreement, ranking, uncertainty  # noqa: E402
 
 Z = 1.959963984540054
 ROW = "{:<24} {:<37} {:<17} {:>8} {:>7} {:>6}{}"

@@ -42,9 +42,9 @@ django.setup()
 import pandas as pd  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from annotation.aggregation import dawid_skene, majority_vote  # noqa: E402
 from annotation.selectors import campaign_judgments_frame  # noqa: E402
 from annotation.services import campaign_create, items_add  # noqa: E402
+from evalstats.aggregation import dawid_skene, majority_vote  # noqa: E402
 
 RTE = ROOT.parent / "shared" / "data" / "snow2008" / "rte.standardized.tsv"
 

@@ -2,7 +2,7 @@
 
 Simulates many studies of several sizes (``annotation.simulation.study_simulate``: yes/no
 questions as in the demo's SSA study, hidden gold checks, workers taking turns) and applies
-the real rule (``annotation.quality_rule.worker_decisions``) at ``--looks`` points of each
+the real rule (``evalstats.quality_rule.worker_decisions``) at ``--looks`` points of each
 study, as the platform does after each gold answer: a worker counts as blocked when any
 look blocks them. Worker kinds (``annotation.simulation.WORKER_KINDS``): good (right 90%,
 9 s per item), fast-good (right 90%, 1.5 s), noisy (right 70%, 6 s), and in the one
@@ -39,8 +39,8 @@ django.setup()
 
 import numpy as np  # noqa: E402
 
-from annotation.quality_rule import BLOCK_ODDS, FAST_BLOCK_ODDS, Rule  # noqa: E402
 from annotation.simulation import StudyShape, study_decisions, study_simulate  # noqa: E402
+from evalstats.quality_rule import BLOCK_ODDS, FAST_BLOCK_ODDS, Rule  # noqa: E402
 
 SPAMMERS = ("fast-60", "fast-random", "fast-biased")
 

@@ -13,8 +13,8 @@ from typing import Any
 from annotation.judges.selectors import campaign_judge_report, judge_jobs
 from annotation.judges.services import LABEL_PREFIX
 from annotation.models import Campaign
-from annotation.reports import figures_index, report_write
 from dashboard.models import Job
+from evalstats.reports import figures_index, report_write
 from modelhub.models import GenerationJob
 
 JUDGE_BOOT = 500  # resamples of the report's intervals (the command's default: 1000)

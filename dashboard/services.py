@@ -20,7 +20,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation import exports
-from annotation.aggregation import AGGREGATES
 from annotation.datasets import SUFFIXES, WRITERS
 from annotation.datasets.selectors import campaign_dialogue_records
 from annotation.datasets.services import records_export
@@ -42,14 +41,15 @@ from annotation.payments.review import assignment_approve, assignment_reject, bo
 from annotation.payments.workers import worker_block
 from annotation.protocols import DialogueItems, registry
 from annotation.quality import worker_quality, worker_soft_block
-from annotation.reports import figures_index, report_write
 from annotation.selectors import campaign_report
 from annotation.services import assignment_set_status, worker_forget
 from annotation.studyfiles import study_export
-from annotation.uncertainty import report_options_set
 from dashboard.judges import judges_report_build
 from dashboard.models import Job
 from dashboard.money import money_text, provider_currency
+from evalstats.aggregation import AGGREGATES
+from evalstats.reports import figures_index, report_write
+from evalstats.uncertainty import report_options_set
 from webhooks import events as webhook_events
 
 logger = logging.getLogger(__name__)

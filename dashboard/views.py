@@ -18,7 +18,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.aggregation import AGGREGATE_NAMES
 from annotation.campaign_settings import BONUS
 from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.judges.services import MODES as JUDGE_MODES
@@ -29,6 +28,7 @@ from annotation.selectors import training_summary
 from dashboard import controls, judges, review, selectors, services
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.models import Job
+from evalstats.aggregation import AGGREGATE_NAMES
 from modelhub.models import ModelEndpoint
 
 

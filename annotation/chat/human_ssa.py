@@ -13,6 +13,7 @@ from django.db import transaction
 
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign, Dialogue, Worker
+from annotation.protocols.ssa import SSAProtocol
 from annotation.quality import worker_soft_block
 from annotation.services import campaign_create, items_add
 
@@ -60,7 +61,7 @@ def ssa_campaign_from_conversations(
     campaign = campaign_create(
         slug=slug,
         name=name or f"Human–human SSA of {source.name}",
-        protocol="ssa",
+        protocol=SSAProtocol.name,
         redundancy=redundancy,
     )
     items_add(campaign=campaign, items=items)

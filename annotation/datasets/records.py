@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,3 +121,36 @@ class Lines:
 
     def of(self, offset: int) -> int:
         return bisect.bisect_left(self._newlines, offset) + 1
+
+
+def labels_paired(
+    gold: Sequence[DialogueRecord], predicted: Sequence[DialogueRecord], *, last_turn: bool
+) -> tuple[list[str], list[str]]:
+    """Return the gold and predicted labels of the same utterances, matched by dialogue key
+    and position (``last_turn``: only each dialogue's last turn, EmoContext's item).
+
+    Raise ValueError naming the first gold dialogue or utterance the predictions miss, or a
+    predicted dialogue not in the gold set; unlabeled gold utterances are not scored.
+    """
+    by_key = {r.key: r for r in predicted}
+    unknown = sorted(set(by_key) - {r.key for r in gold})
+    if unknown:
+        raise ValueError(f"the predictions name dialogue {unknown[0]!r}, not in the gold set")
+    g: list[str] = []
+    p: list[str] = []
+    for record in gold:
+        guess = by_key.get(record.key)
+        if guess is None:
+            raise ValueError(f"no prediction for dialogue {record.key!r}")
+        positions = [len(record.utterances) - 1] if last_turn else range(len(record.utterances))
+        for i in positions:
+            label = record.utterances[i].label
+            if not label:
+                continue
+            if i >= len(guess.utterances) or not guess.utterances[i].label:
+                raise ValueError(f"no predicted label for dialogue {record.key!r}, line {i + 1}")
+            g.append(label)
+            p.append(guess.utterances[i].label)
+    if not g:
+        raise ValueError("the gold set has no labeled utterances to score")
+    return g, p

@@ -91,9 +91,9 @@ def dataset_emotion_report(
     utterance's vote counts (``annotations["votes"]``, as EmotionLines ships them);
     ``rule``: how often the EmotionLines rule on those votes gives the released label.
     """
-    from annotation.aggregation import emotionlines_labels
     from annotation.datasets.records import EMOTIONLINES_LABELS
-    from annotation.emotion_labels import kappa_by_source, label_distribution
+    from evalstats.aggregation import emotionlines_labels
+    from evalstats.emotion_labels import kappa_by_source, label_distribution
 
     names = list(labels or EMOTIONLINES_LABELS)
     rows = Utterance.objects.filter(dialogue__dataset=dataset).values_list(

@@ -20,9 +20,9 @@ from annotation.demo.chat import SSA_CHAT, SSA_CHAT_MODELS
 from annotation.exceptions import AnnotationError
 from annotation.items_acute import acute_items_add, conversations_from_campaign
 from annotation.models import Campaign, Item
-from annotation.reports import report_text, report_write
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create, campaign_set_status
+from evalstats.reports import report_text, report_write
 
 ACUTE = "demo-acute"
 SIMULATED = 3  # judgments per pair of chats from the simulated crowd

@@ -20,7 +20,7 @@ from annotation.judges.prompts import JudgeTemplate
 from annotation.judges.selectors import campaign_judge_report
 from annotation.judges.services import judge_start
 from annotation.models import Campaign
-from annotation.reports import report_text, report_write
+from evalstats.reports import report_text, report_write
 from modelhub.models import GenerationJob, ModelEndpoint
 from modelhub.services import endpoint_register
 

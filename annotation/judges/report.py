@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from annotation import agreement, figures
-from annotation.figures import ReportFigure
+from evalstats import agreement, figures
+from evalstats.figures import ReportFigure
 
 DECISIVE = ("first", "second")
 HALF = ("both", "neither")

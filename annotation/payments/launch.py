@@ -51,9 +51,12 @@ _LENGTH_KEYS = ("utterances", "dialogue", "turns")
 
 
 def pay_buckets_parse(text: str) -> tuple[PayBucket, ...]:
-    """Parse ``emotionlines`` or ``LOW-HIGH:PAY,…`` (utterances → pay per item)."""
-    if text.strip().lower() == "emotionlines":
-        return EMOTIONLINES_BUCKETS
+    """Parse a protocol's name, for the pay buckets of its defaults (``emotionlines``: §4's),
+    or ``LOW-HIGH:PAY,…`` (utterances → pay per item)."""
+    named = {p.name: p for p in registry.all()}.get(text.strip().lower())
+    preset = named.default_parameters().get("pay_buckets") if named is not None else None
+    if preset:
+        return tuple((int(lo), int(hi), money(pay)) for lo, hi, pay in preset)
     buckets: list[PayBucket] = []
     for part in text.split(","):
         match = _BUCKET.match(part)

@@ -16,15 +16,15 @@ from django.utils.html import escape
 from matplotlib.image import AxesImage
 from matplotlib.text import Text
 
-from annotation import figures
-from annotation.figures import contrast_ratio, error_bars, figure_write, text_colour
 from annotation.judges.report import judge_report
 from annotation.protocols import registry
-from annotation.reports import report_write
 from annotation.simulation import crowd_make, crowd_run
-from annotation.uncertainty import report_options_set
 from dashboard import services
 from dashboard.models import Job
+from evalstats import figures
+from evalstats.figures import contrast_ratio, error_bars, figure_write, text_colour
+from evalstats.reports import report_write
+from evalstats.uncertainty import report_options_set
 from tests.factories import CampaignFactory, ItemFactory
 
 SEED = 7

@@ -11,7 +11,6 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from annotation.aggregation import dawid_skene, majority_vote
 from annotation.datasets.judgments import map_from, read_judgments
 from annotation.exceptions import InvalidParameters
 from annotation.models import Assignment, CampaignTally, Item, Judgment, Worker
@@ -19,6 +18,7 @@ from annotation.providers import Arrival
 from annotation.selectors import campaign_judgments_frame, campaign_progress
 from annotation.services import campaign_create, campaign_set_status, items_add, worker_visit
 from annotation.services.imports import judgments_import
+from evalstats.aggregation import dawid_skene, majority_vote
 from tests.annotation.test_tallies import scanned, tallied
 
 DATA = Path(__file__).parent / "data"

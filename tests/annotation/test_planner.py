@@ -1,4 +1,4 @@
-"""Tests of annotation.planner: the simulated power agrees with theory and with itself."""
+"""Tests of evalstats.planner: the simulated power agrees with theory and with itself."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from scipy.special import expit
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from annotation import planner, ranking
-from annotation.agreement import fleiss_kappa
-from annotation.planner import common as planner_common
-from annotation.planner import likert as planner_likert
 from annotation.protocols import registry
 from annotation.simulation import crowd_make, crowd_run
+from evalstats import planner, ranking
+from evalstats.agreement import fleiss_kappa
+from evalstats.planner import common as planner_common
+from evalstats.planner import likert as planner_likert
 from tests.factories import AssignmentFactory, CampaignFactory, ItemFactory, JudgmentFactory
 
 

@@ -26,11 +26,11 @@ from annotation.demo.chat import SSA_CHAT, chat_studies_create, ssa_chats_simula
 from annotation.demo.judge import judges_demo
 from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
-from annotation.reports import report_text, report_write
 from annotation.selectors import campaign_report
 from dashboard.models import Job
 from dashboard.selectors import campaign_row, report_judgments
 from dashboard.services import job_start
+from evalstats.reports import report_text, report_write
 from modelhub.demo import STREAMING_BOT, demo_endpoints_register
 
 

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.judges.selectors import campaign_judge_report
 from annotation.models import Campaign
-from annotation.reports import report_text, report_write
+from evalstats.reports import report_text, report_write
 
 MAX_BOOT = 100_000
 

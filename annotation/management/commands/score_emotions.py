@@ -8,14 +8,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.datasets import READERS, DatasetError
+from annotation.datasets.records import labels_paired
 from annotation.datasets.selectors import dataset_records
-from annotation.emotion_eval import (
+from annotation.models import Dataset
+from evalstats.emotion_eval import (
     EMOTIONX_LABELS,
     emocontext_scores,
     emotionlines_accuracy,
-    labels_paired,
 )
-from annotation.models import Dataset
 
 
 class Command(BaseCommand):

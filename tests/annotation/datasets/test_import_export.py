@@ -200,10 +200,10 @@ def test_real_friends_files_import_whole():
 
 @pytest.mark.django_db
 def test_an_imported_data_sets_kappa_interval_draws_whole_dialogues(tmp_path):
-    from annotation import uncertainty
     from annotation.datasets.selectors import dataset_emotion_report
     from annotation.datasets.services import dataset_import
     from annotation.models import Dataset
+    from evalstats import uncertainty
 
     path = _write(tmp_path, "friends_dev.json", samples.EMOTIONLINES_JSON)
     dataset_import(name="friends-mini", fmt="emotionlines", paths=[path], source="friends")

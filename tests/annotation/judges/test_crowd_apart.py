@@ -13,10 +13,10 @@ from annotation.exports import judgments_export, judgments_export_frame
 from annotation.judges.services import judge_start
 from annotation.models import CampaignTally, Item, Worker
 from annotation.quality import worker_quality
-from annotation.reports import report_text
 from annotation.selectors import campaign_progress, campaign_report
 from annotation.tallies import tallies_rebuild
 from dashboard.selectors import spot_checks
+from evalstats.reports import report_text
 
 
 @pytest.fixture(autouse=True)

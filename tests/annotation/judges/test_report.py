@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.agreement import cohen_kappa, krippendorff_alpha
 from annotation.judges.report import (
     agreement_figure,
     crowd_consensus,
@@ -14,6 +13,7 @@ from annotation.judges.report import (
     pooled_kappa,
     position_bias,
 )
+from evalstats.agreement import cohen_kappa, krippendorff_alpha
 
 
 def _frame(rows, columns=("item", "rater", "question", "label")):

@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.agreement import fleiss_kappa
-from annotation.emotion_eval import emocontext_scores, emotionlines_accuracy
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols import registry
+from evalstats.agreement import fleiss_kappa
+from evalstats.emotion_eval import emocontext_scores, emotionlines_accuracy
 
 EC = registry.get("emocontext")
 PARAMS = EC.clean_parameters({"n_boot": 200})
@@ -109,7 +109,7 @@ def test_worker_page_shows_the_three_turns_and_stores_the_label(client):
 
 
 def test_the_report_aggregate_option_labels_by_dawid_skene_with_the_raters_quality():
-    from annotation.uncertainty import report_options_set
+    from evalstats.uncertainty import report_options_set
 
     rng = np.random.default_rng(3)
     labels = ["happy", "sad", "angry", "others"]

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from annotation.agreement import limits
-from annotation.agreement.coding import Level, Ratings, _Coded, _encode, _undefined
+from evalstats.agreement import limits
+from evalstats.agreement.coding import Level, Ratings, _Coded, _encode, _undefined
 
 
 def _coincidences(c: _Coded) -> np.ndarray | sparse.coo_matrix:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from annotation import uncertainty
-from annotation.planner.common import Plan, _check_run, _mean_logit, _plan
+from evalstats import uncertainty
+from evalstats.planner.common import Plan, _check_run, _mean_logit, _plan
 
 # --- Interactive SSA: conversations, each labelled by the worker who chatted ----------------
 

@@ -10,8 +10,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from annotation import ranking, uncertainty
-from annotation.planner.common import Plan, _check_run, _mean_logit, _plan, _raters
+from evalstats import ranking, uncertainty
+from evalstats.planner.common import Plan, _check_run, _mean_logit, _plan, _raters
 
 # --- A/B: one pair of models, the win rate among decisive judgments ---------------------------
 

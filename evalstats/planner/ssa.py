@@ -9,8 +9,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
-from annotation import uncertainty
-from annotation.planner.common import Plan, _check_run, _plan
+from evalstats import uncertainty
+from evalstats.planner.common import Plan, _check_run, _plan
 
 
 @dataclass(frozen=True)

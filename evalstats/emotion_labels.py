@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annotation import aggregation, agreement, figures, uncertainty
+from evalstats import aggregation, agreement, figures, uncertainty
 
 NON_NEUTRAL = aggregation.NON_NEUTRAL
 

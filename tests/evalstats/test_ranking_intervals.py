@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from annotation import uncertainty
-from annotation.ranking import _fit, _wins, bradley_terry
+from evalstats import uncertainty
+from evalstats.ranking import _fit, _wins, bradley_terry
 
 MODELS = ["gold", "B", "C", "D"]
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from annotation import adaptive, ranking
+from evalstats import adaptive, ranking
 
 # Five models 0.25 apart in log-strength; no item effect, so a pair's true win rate among
 # decisive judgments is exactly expit(s_i - s_j).

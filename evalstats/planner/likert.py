@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from annotation import uncertainty
-from annotation.planner.common import Plan, _check_run, _plan
+from evalstats import uncertainty
+from evalstats.planner.common import Plan, _check_run, _plan
 
 
 @dataclass(frozen=True)

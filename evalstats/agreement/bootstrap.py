@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from annotation.agreement import limits
-from annotation.agreement.alpha import (
+from evalstats.agreement import limits
+from evalstats.agreement.alpha import (
     _metric,
     _pair_agreement,
     krippendorff_alpha,
     percent_agreement,
 )
-from annotation.agreement.coding import (
+from evalstats.agreement.coding import (
     AgreementUndefinedWarning,
     Estimate,
     Level,
@@ -30,7 +30,7 @@ from annotation.agreement.coding import (
     _Coded,
     _encode,
 )
-from annotation.agreement.kappa import _fleiss_from_sums, _fleiss_table, fleiss_kappa
+from evalstats.agreement.kappa import _fleiss_from_sums, _fleiss_table, fleiss_kappa
 
 
 def _percentile(stats: np.ndarray, value: float, ci: float) -> Estimate:

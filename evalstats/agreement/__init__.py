@@ -16,8 +16,8 @@ agreement), ``kappa`` (Fleiss, Cohen), ``bootstrap`` (percentile intervals over 
 ``limits`` (the sizes at which dense arrays give way to sparse ones).
 """
 
-from annotation.agreement import limits
-from annotation.agreement.alpha import (
+from evalstats.agreement import limits
+from evalstats.agreement.alpha import (
     _coincidences,
     _expected_sum,
     _metric,
@@ -26,7 +26,7 @@ from annotation.agreement.alpha import (
     krippendorff_alpha,
     percent_agreement,
 )
-from annotation.agreement.bootstrap import (
+from evalstats.agreement.bootstrap import (
     _alpha_features,
     _check_boot,
     _compress,
@@ -39,7 +39,7 @@ from annotation.agreement.bootstrap import (
     krippendorff_alpha_ci,
     percent_agreement_ci,
 )
-from annotation.agreement.coding import (
+from evalstats.agreement.coding import (
     COLUMNS,
     LEVELS,
     AgreementUndefinedWarning,
@@ -49,7 +49,7 @@ from annotation.agreement.coding import (
     _Coded,
     _encode,
 )
-from annotation.agreement.kappa import cohen_kappa, fleiss_kappa
+from evalstats.agreement.kappa import cohen_kappa, fleiss_kappa
 
 __all__ = [
     "COLUMNS",

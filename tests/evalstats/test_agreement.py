@@ -1,4 +1,4 @@
-"""Tests of annotation.agreement: published worked examples, reference packages, edge cases.
+"""Tests of evalstats.agreement: published worked examples, reference packages, edge cases.
 
 Plain pytest, no database. The published examples are embedded below with their sources so
 the suite passes without ../shared; optional tests also read ../shared/data when present.
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from annotation import agreement
-from annotation.agreement import (
+from evalstats import agreement
+from evalstats.agreement import (
     LEVELS,
     AgreementUndefinedWarning,
     bootstrap_ci,

@@ -28,9 +28,9 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, stats
 
-from annotation.aggregation import AGGREGATES, Aggregate
-from annotation.agreement.bootstrap import _compress, _percentile, _resampled_sums
-from annotation.agreement.kappa import _fleiss_from_sums, _fleiss_table
+from evalstats.aggregation import AGGREGATES, Aggregate
+from evalstats.agreement.bootstrap import _compress, _percentile, _resampled_sums
+from evalstats.agreement.kappa import _fleiss_from_sums, _fleiss_table
 
 CROSSED = "crossed items×raters (moments), t"
 CROSSED_WILSON = "crossed items×raters (moments), Wilson"

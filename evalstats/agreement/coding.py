@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from annotation.agreement import limits
+from evalstats.agreement import limits
 
 Level: TypeAlias = Literal["nominal", "ordinal", "interval", "ratio"]
 Ratings: TypeAlias = pd.DataFrame | np.ndarray | list[list[Any]]

@@ -1,5 +1,5 @@
 """Report building blocks shared by protocols: agreement tables, and writing a report to files
-(its figures drawn with ``annotation.figures``) or text. Pure pandas/matplotlib, no ORM;
+(its figures drawn with ``evalstats.figures``) or text. Pure pandas/matplotlib, no ORM;
 protocol-specific aggregation lives in each protocol module and ``selectors.campaign_report``
 feeds it from the database."""
 
@@ -9,14 +9,25 @@ import io
 import json
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from annotation import aggregation, agreement, uncertainty
-from annotation.figures import figure_write
-from annotation.protocols.base import Report
+from evalstats import aggregation, agreement, uncertainty
+from evalstats.figures import ReportFigure, figure_write
+
+
+@dataclass
+class Report:
+    """A protocol's results: named tables (with n and uncertainty), figures (each with its
+    title and alt text) and notes."""
+
+    title: str
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figures: dict[str, ReportFigure] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def agreement_table(

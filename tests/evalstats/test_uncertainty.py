@@ -1,4 +1,4 @@
-"""Tests of annotation.uncertainty: design-aware intervals, checked by small simulations."""
+"""Tests of evalstats.uncertainty: design-aware intervals, checked by small simulations."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from annotation import agreement, uncertainty
+from evalstats import agreement, uncertainty
 
 
 def _likert_study(

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.agreement import (
+from evalstats.agreement import (
     coincidence_matrix,
     krippendorff_alpha,
     krippendorff_alpha_ci,

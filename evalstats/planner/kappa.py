@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from annotation import uncertainty
-from annotation.planner.common import _check_run
+from evalstats import uncertainty
+from evalstats.planner.common import _check_run
 
 # --- EmotionLines: the precision of Fleiss' kappa --------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Tests of annotation.aggregation: majority vote, EmotionLines gold labels, DS, MACE, QC.
+"""Tests of evalstats.aggregation: majority vote, EmotionLines gold labels, DS, MACE, QC.
 
 Plain pytest, no database. The optional EmotionLines test reads ../shared/data when present.
 """
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.aggregation import (
+from evalstats.aggregation import (
     NON_NEUTRAL,
     TiedLabelWarning,
     dawid_skene,
@@ -24,7 +24,7 @@ from annotation.aggregation import (
     majority_vote,
     rater_agreement,
 )
-from annotation.agreement import fleiss_kappa
+from evalstats.agreement import fleiss_kappa
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 EMOTIONS = ["neutral", "joy", "sadness", "fear", "anger", "surprise", "disgust"]

@@ -28,50 +28,14 @@ import numpy as np
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, ndtr
 
-from annotation import ranking
-from annotation.exceptions import InvalidParameters
+from evalstats import ranking
 
-ALLOCATIONS = ("uniform", "adaptive")
-# The allocation parameters a ModelPairs protocol accepts beside its own, with defaults.
-PARAMETERS: dict[str, Any] = {"allocation": "uniform", "adaptive_min_per_pair": 10}
-# Their help, shown by the wizard beside each ModelPairs protocol's own parameters.
-PARAMETER_HELP = {
-    "allocation": "'uniform': every item judged in turn; 'adaptive': new judgments steered to "
-    "the model pairs whose order is least certain, for fewer judgments to the same ranking "
-    "(evalsite's choice; docs/protocols.md, 'Adaptive allocation').",
-    "adaptive_min_per_pair": "With adaptive allocation, the judgments every model pair gets "
-    "before steering starts, so no pair goes uncompared (evalsite's choice).",
-}
 # Virtual wins each way per pair that met, in the allocation's own fit (not the report's
 # ``bt_prior``: the weights must stay finite whatever the report is set to show).
 PRIOR = 0.5
 # Weights are refreshed after this many judgments, or this share of those made if more.
 REFRESH_MIN = 20
 REFRESH_SHARE = 0.05
-
-
-def parameters_clean(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the allocation parameters of ``values`` (defaults filled in); raise
-    InvalidParameters naming each bad one."""
-    cleaned = PARAMETERS | {k: values[k] for k in PARAMETERS if k in values}
-    errors: dict[str, str] = {}
-    if not isinstance(cleaned["allocation"], str) or cleaned["allocation"] not in ALLOCATIONS:
-        errors["allocation"] = (
-            "Must be 'uniform' (every item judged in turn) or 'adaptive' (judgments steered "
-            "to the model pairs whose order is least certain)."
-        )
-    floor = cleaned["adaptive_min_per_pair"]
-    if isinstance(floor, bool) or not isinstance(floor, int) or not 0 <= floor <= 100_000:
-        errors["adaptive_min_per_pair"] = (
-            "Must be a whole number from 0 to 100000: the judgments every model pair gets "
-            "before adaptive allocation steers."
-        )
-    if errors:
-        first = next(iter(errors.values()))
-        raise InvalidParameters(
-            first if len(errors) == 1 else "Invalid allocation parameters.", fields=errors
-        )
-    return cleaned
 
 
 def allocation_note(parameters: Mapping[str, Any]) -> str:

@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from annotation.ranking import (
+from evalstats.ranking import (
     DisconnectedComparisons,
     bradley_terry,
     bradley_terry_components,

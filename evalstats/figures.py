@@ -29,7 +29,7 @@ from matplotlib.colors import to_rgba_array
 from matplotlib.figure import Figure
 from matplotlib.typing import ColorType
 
-from annotation import uncertainty
+from evalstats import uncertainty
 
 # A colour as matplotlib takes it, or as a colour map returns it (an RGBA array).
 Colour = ColorType | np.ndarray

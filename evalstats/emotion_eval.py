@@ -18,8 +18,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from annotation.datasets.records import DialogueRecord
-
 EMOCONTEXT_CLASSES: tuple[str, ...] = ("happy", "sad", "angry")
 EMOTIONX_LABELS: tuple[str, ...] = ("neutral", "joy", "sadness", "anger")
 
@@ -109,36 +107,3 @@ def emotionlines_accuracy(
     wa = float((present["accuracy"] * present["n"]).sum() / present["n"].sum())
     uwa = float(present["accuracy"].mean())
     return wa, uwa, table
-
-
-def labels_paired(
-    gold: Sequence[DialogueRecord], predicted: Sequence[DialogueRecord], *, last_turn: bool
-) -> tuple[list[str], list[str]]:
-    """Return the gold and predicted labels of the same utterances, matched by dialogue key
-    and position (``last_turn``: only each dialogue's last turn, EmoContext's item).
-
-    Raise ValueError naming the first gold dialogue or utterance the predictions miss, or a
-    predicted dialogue not in the gold set; unlabeled gold utterances are not scored.
-    """
-    by_key = {r.key: r for r in predicted}
-    unknown = sorted(set(by_key) - {r.key for r in gold})
-    if unknown:
-        raise ValueError(f"the predictions name dialogue {unknown[0]!r}, not in the gold set")
-    g: list[str] = []
-    p: list[str] = []
-    for record in gold:
-        guess = by_key.get(record.key)
-        if guess is None:
-            raise ValueError(f"no prediction for dialogue {record.key!r}")
-        positions = [len(record.utterances) - 1] if last_turn else range(len(record.utterances))
-        for i in positions:
-            label = record.utterances[i].label
-            if not label:
-                continue
-            if i >= len(guess.utterances) or not guess.utterances[i].label:
-                raise ValueError(f"no predicted label for dialogue {record.key!r}, line {i + 1}")
-            g.append(label)
-            p.append(guess.utterances[i].label)
-    if not g:
-        raise ValueError("the gold set has no labeled utterances to score")
-    return g, p

@@ -11,11 +11,11 @@ One module per protocol family: likert.py, ssa.py, pairs.py (A/B win rates, Brad
 chats.py (interactive SSA), kappa.py (EmotionLines); common.py holds the Plan.
 """
 
-from annotation.planner.chats import ChatDesign, chat_difference, chat_labels, chat_plan
-from annotation.planner.common import Plan
-from annotation.planner.kappa import EMOTION_SHARES, KappaDesign, KappaPlan, kappa_plan, kappa_votes
-from annotation.planner.likert import LikertDesign, likert_components, likert_plan
-from annotation.planner.pairs import (
+from evalstats.planner.chats import ChatDesign, chat_difference, chat_labels, chat_plan
+from evalstats.planner.common import Plan
+from evalstats.planner.kappa import EMOTION_SHARES, KappaDesign, KappaPlan, kappa_plan, kappa_votes
+from evalstats.planner.likert import LikertDesign, likert_components, likert_plan
+from evalstats.planner.pairs import (
     AB_EDGE,
     ABDesign,
     BTDesign,
@@ -28,7 +28,7 @@ from annotation.planner.pairs import (
     bt_plan,
     bt_votes,
 )
-from annotation.planner.ssa import SSADesign, ssa_plan
+from evalstats.planner.ssa import SSADesign, ssa_plan
 
 __all__ = [
     "AB_EDGE",

@@ -30,7 +30,7 @@ from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import binomtest
 
-from annotation import uncertainty
+from evalstats import uncertainty
 
 OUTCOMES = ("a", "b", "both", "neither")
 PAIR_COLUMNS = [

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from annotation.agreement.coding import _codes, _undefined
+from evalstats.agreement.coding import _codes, _undefined
 
 
 def _fleiss_table(counts: pd.DataFrame | np.ndarray | list[list[int]]) -> np.ndarray:

@@ -1,12 +1,19 @@
-"""The Django admin over the raw study data; the researcher dashboard comes separately."""
+"""The Django admin over the raw study data; the researcher dashboard comes separately.
+
+Every add and change goes through the services that own the rows (HackSoft's
+``save_model → user_create``): a form's ``clean`` asks the services' checks, so a refusal
+shows as the service's message on the form and nothing changes; ``save_model`` then calls the
+services themselves. Rows only services write are view-only here.
+"""
 
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -14,7 +21,7 @@ from django.utils.html import format_html
 
 from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
 from annotation.datasets.selectors import deidentification_replacements
-from annotation.exceptions import AnnotationError, InvalidParameters
+from annotation.exceptions import AnnotationError
 from annotation.models import (
     Assignment,
     AuditLog,
@@ -34,10 +41,18 @@ from annotation.models import (
     Worker,
     WorkerBlock,
 )
-from annotation.protocols import registry
+from annotation.payments import campaign_budget_check, campaign_budget_set
 from annotation.quality import worker_unblock
-from annotation.services import campaign_set_status
-from annotation.study_pages import STUDY_FIELDS, study_clean
+from annotation.services import campaign_create, campaign_set_status, campaign_settings_update
+from annotation.services.campaigns import (
+    campaign_create_check,
+    campaign_details_check,
+    campaign_details_update,
+    campaign_parameters_clean,
+    campaign_settings_check,
+)
+from annotation.services.items import ItemRow, items_add, items_clean
+from annotation.study_pages import STUDY_FIELDS
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -57,12 +72,51 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class ServiceAdmin(admin.ModelAdmin):
+    """Adds and changes through the services; a refusal the form's check could not see (the
+    state moved on between the check and the save) is shown as a message, and the admin's
+    transaction leaves nothing behind."""
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except AnnotationError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+
+class ServiceForm(forms.ModelForm):
+    """A model form that shows a service's refusal on the fields it names."""
+
+    def refuse(self, exc: AnnotationError, *, on: str | None = None) -> None:
+        """Show ``exc`` on the form fields it names, or everything on ``on`` (None: the form)."""
+        named = {} if on else {f: m for f, m in exc.fields.items() if f in self.fields}
+        for field, message in named.items():
+            self.add_error(field, message or exc.message)
+        rest = [f"{f}: {m}" for f, m in exc.fields.items() if f not in named]
+        if not named:
+            self.add_error(on, [exc.message, *rest])
+        elif rest:
+            self.add_error(None, rest)
+
+
 # A campaign's own rate limits (annotation.ratelimits).
 RATE_LIMITS = ("rate_per_ip", "rate_per_worker", "chat_frames_per_second")
+# What ``campaign_create`` takes itself; the reward is set next by ``campaign_settings_update``.
+WORK = ("redundancy", "items_per_assignment", "lease_seconds")
+# Left empty on the add form, these start at the protocol's defaults, as ``campaign_create``.
+PROTOCOL_DEFAULTS = (*WORK, "min_seconds_per_item", "max_items_per_worker")
 
 
-class CampaignForm(forms.ModelForm):
-    """Campaign edits go through the protocol's parameter validation, as in the services."""
+class CampaignForm(ServiceForm):
+    """The campaign services' checks (``campaign_create_check``, ``campaign_settings_check``,
+    the ledger's ``campaign_budget_check``), asked before anything is saved."""
 
     class Meta:
         model = Campaign
@@ -89,32 +143,90 @@ class CampaignForm(forms.ModelForm):
             "training_attempts",
         ]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is None:
+            for name in PROTOCOL_DEFAULTS:
+                if name in self.fields:
+                    self.fields[name].required = False
+                    self.fields[name].help_text += " Empty: the protocol's default."
+                    self.initial.pop(name, None)
+
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        if "parameters" in self.fields and "parameters" in data:
+            protocol = self.instance.protocol if self.instance.pk else data.get("protocol")
+            if not protocol:
+                return data
+            try:
+                data["parameters"] = campaign_parameters_clean(
+                    protocol=protocol, parameters=data["parameters"] or {}
+                )
+            except AnnotationError as exc:
+                self.refuse(exc, on="parameters")
+                return data  # the rest is checked once the parameters are right
         values = {k: data[k] for k in SETTINGS if k in self.fields and k in data}
         texts = {k: data[k] for k in STUDY_FIELDS if k in self.fields and k in data}
-        for clean, given in ((settings_clean, values), (study_clean, texts)):
-            try:
-                data.update(clean(given))
-            except InvalidParameters as exc:
-                for field, message in exc.fields.items():
-                    self.add_error(field, message)
-        name = data.get("protocol") or (self.instance.protocol if self.instance.pk else "")
-        if name and "parameters" in self.fields:
-            try:
-                protocol = registry.get(name)
-                data["parameters"] = protocol.clean_parameters(data.get("parameters") or {})
-            except InvalidParameters as exc:
-                details = [f"{field}: {message}" for field, message in exc.fields.items()]
-                self.add_error("parameters", [exc.message, *details])
+        try:
+            if self.instance.pk is None:
+                self._create_check(data, values, texts)
+            else:
+                self._change_check(data, values, texts)
+        except AnnotationError as exc:
+            self.refuse(exc)
         return data
+
+    def _create_check(
+        self, data: dict[str, Any], values: dict[str, Any], texts: dict[str, Any]
+    ) -> None:
+        if {"slug", "protocol"} <= data.keys():  # else the form refused them already
+            arguments, reward = _create_arguments(data, values, texts)
+            settings_clean(reward)
+            campaign_create_check(**arguments)
+
+    def _change_check(
+        self, data: dict[str, Any], values: dict[str, Any], texts: dict[str, Any]
+    ) -> None:
+        budget = values.pop("budget", None)
+        parameters = data.get("parameters") if "parameters" in self.fields else None
+        campaign_settings_check(
+            campaign=self.instance, values=values, parameters=parameters, study=texts
+        )
+        if "name" in data and "withdrawal" in data:
+            campaign_details_check(name=data["name"], withdrawal=data["withdrawal"])
+        if "budget" in self.changed_data and budget is not None:
+            campaign_budget_check(campaign=self.instance, budget=budget)
+
+
+def _create_arguments(
+    data: dict[str, Any], values: dict[str, Any], texts: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the add form's ``campaign_create`` arguments (but the owner) and the reward,
+    which ``campaign_settings_update`` sets next; an empty protocol default is left out."""
+    given = {k: v for k, v in values.items() if v is not None or k not in PROTOCOL_DEFAULTS}
+    reward = {k: given.pop(k) for k in ("reward",) if k in given}
+    work = {k: given.pop(k) for k in WORK if k in given}
+    arguments = {
+        "slug": data["slug"],
+        "name": data.get("name", ""),
+        "protocol": data["protocol"],
+        "parameters": data.get("parameters"),
+        "controls": given,
+        "study": texts,
+        "withdrawal": data.get("withdrawal") or Campaign.Withdrawal.KEEP,
+        **work,
+    }
+    return arguments, reward
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin):
-    """Campaigns start as drafts; their status changes only through the lifecycle's actions
-    (``campaign_set_status``), and the protocol and slug never change once created; once out
-    of the draft stage only quality control may change, as in ``campaign_settings_update``."""
+class CampaignAdmin(ServiceAdmin):
+    """Campaigns are created by ``campaign_create`` (empty work settings: the protocol's
+    defaults) and change through ``campaign_settings_update``, ``campaign_details_update``
+    and, for the budget, the ledger's ``campaign_budget_set`` (never below what is
+    committed). Status changes only through the lifecycle's actions
+    (``campaign_set_status``); the protocol and slug never change once created; once out of
+    the draft stage only quality control and the budget may change."""
 
     form = CampaignForm
     actions = ["go_live", "pause", "finish"]
@@ -148,9 +260,40 @@ class CampaignAdmin(admin.ModelAdmin):
         fixed = ["status"]
         if obj is not None:
             fixed += ["slug", "protocol"]
-            if obj.status != Campaign.Status.DRAFT:  # as services.campaign_settings_update
+            if obj.status != Campaign.Status.DRAFT:  # as services.campaign_settings_check
                 fixed += ["parameters", *(s for s in SETTINGS if s not in CONTROLS)]
         return fixed
+
+    @transaction.atomic
+    def save_model(
+        self, request: HttpRequest, obj: Campaign, form: CampaignForm, change: bool
+    ) -> None:
+        data = form.cleaned_data
+        values = {k: data[k] for k in SETTINGS if k in form.fields}
+        texts = {k: data[k] for k in STUDY_FIELDS if k in form.fields}
+        if change:
+            campaign = Campaign.objects.get(pk=obj.pk)
+            budget = values.pop("budget", None)
+            campaign_settings_update(
+                campaign=campaign,
+                values=values,
+                parameters=data["parameters"] if "parameters" in form.fields else None,
+                study=texts,
+            )
+            campaign_details_update(
+                campaign=campaign,
+                name=data["name"],
+                owner=data["owner"],
+                withdrawal=data["withdrawal"],
+            )
+            if "budget" in form.changed_data:
+                campaign_budget_set(campaign=campaign, budget=budget)
+        else:
+            arguments, reward = _create_arguments(data, values, texts)
+            campaign = campaign_create(owner=data["owner"], **arguments)
+            campaign_settings_update(campaign=campaign, values=reward)
+        obj.pk = campaign.pk
+        obj.refresh_from_db()
 
     def _set_status(self, request: HttpRequest, queryset: QuerySet[Campaign], status: str) -> None:
         changed = 0
@@ -176,8 +319,41 @@ class CampaignAdmin(admin.ModelAdmin):
         self._set_status(request, queryset, Campaign.Status.FINISHED)
 
 
+class ItemForm(ServiceForm):
+    """The protocol's checks of an item (``items_clean``), asked before it is added."""
+
+    class Meta:
+        model = Item
+        fields = ["campaign", "key", "payload", "gold", "attention"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not {"campaign", "key", "payload"} <= data.keys():
+            return data
+        try:
+            key = data["key"]
+            data["payload"], data["gold"], data["attention"] = items_clean(
+                campaign=data["campaign"], items=[item_row(data)]
+            )[key]
+        except AnnotationError as exc:
+            self.refuse(exc)
+        return data
+
+
+def item_row(data: dict[str, Any]) -> ItemRow:
+    """Return the form's item as ``items_add`` takes it (gold and attention when given)."""
+    if data.get("gold") is None:
+        return (data["key"], data["payload"])
+    return (data["key"], data["payload"], data["gold"], bool(data.get("attention")))
+
+
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(ServiceAdmin):
+    """Items are added by ``items_add``, so the protocol validates them; an item never changes
+    once added (workers may have judged it, and ``items_add`` refuses a key again with other
+    content), so an existing one is view-only."""
+
+    form = ItemForm
     list_display = ["key", "campaign", "is_gold", "created_at"]
     list_filter = ["campaign", ("gold", admin.EmptyFieldListFilter)]
     search_fields = ["key"]
@@ -186,10 +362,19 @@ class ItemAdmin(admin.ModelAdmin):
     def is_gold(self, item: Item) -> bool:
         return item.is_gold
 
+    def has_change_permission(self, request: HttpRequest, obj: Item | None = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Item, form: ItemForm, change: bool) -> None:
+        data = form.cleaned_data
+        items_add(campaign=data["campaign"], items=[item_row(data)])
+        obj.pk = Item.objects.get(campaign=data["campaign"], key=data["key"]).pk
+        obj.refresh_from_db()
+
 
 @admin.register(Participation)
-class ParticipationAdmin(admin.ModelAdmin):
-    """Soft blocks per campaign; the actions call quality control's services."""
+class ParticipationAdmin(ReadOnlyAdmin):
+    """Soft blocks per campaign, view-only; the action calls quality control's service."""
 
     list_display = ["campaign", "worker", "soft_blocked", "reason", "changed_at"]
     list_filter = ["soft_blocked", "campaign"]
@@ -205,11 +390,13 @@ class ParticipationAdmin(admin.ModelAdmin):
 
 
 @admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(ReadOnlyAdmin):
+    """Workers arrive through their provider (``worker_get_or_create``) and are erased by
+    ``worker_forget``; provider-wide blocks are WorkerBlocks."""
+
     list_display = ["pseudonym", "provider", "external_id", "created_at"]
     list_filter = ["provider"]
     search_fields = ["pseudonym", "external_id"]
-    readonly_fields = ["pseudonym"]
 
 
 @admin.register(Assignment)
@@ -277,8 +464,16 @@ class WorkerBlockAdmin(ReadOnlyAdmin):
 # --- dialogues: imported data sets and collected chats --------------------------------------
 
 
+class ImportedAdmin(ReadOnlyAdmin):
+    """Data sets, situations and dialogues are written by their import (``dataset_import``)
+    and by the chat's services: view-only here, but one imported by mistake may go."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)
+
+
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(ImportedAdmin):
     list_display = ["name", "source_format", "created_at", "deidentification_link"]
 
     def get_urls(self) -> list:
@@ -307,7 +502,7 @@ class DatasetAdmin(admin.ModelAdmin):
 
 
 @admin.register(Situation)
-class SituationAdmin(admin.ModelAdmin):
+class SituationAdmin(ImportedAdmin):
     list_display = ["emotion", "text", "worker", "author", "campaign", "dataset", "flagged"]
     list_filter = ["flagged", "emotion", "campaign", "dataset"]
     search_fields = ["text", "author", "worker__pseudonym"]
@@ -320,9 +515,12 @@ class UtteranceInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
 
 @admin.register(Dialogue)
-class DialogueAdmin(admin.ModelAdmin):
+class DialogueAdmin(ImportedAdmin):
     list_display = ["key", "dataset", "campaign", "source", "split", "emotion", "status", "flagged"]
     list_filter = ["status", "flagged", "split", "source", "campaign", "dataset"]
     search_fields = ["key"]

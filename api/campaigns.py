@@ -93,15 +93,15 @@ def campaign_get(request: HttpRequest, slug: str = Slug) -> dict[str, Any]:
 def campaign_update(request: HttpRequest, data: CampaignUpdate, slug: str = Slug) -> dict[str, Any]:
     """Change settings, parameters (drafts only) and study texts, all or nothing.
 
-    A budget goes through the dashboard's budget control, which refuses one below what is
-    already committed; once live only quality control and the budget change.
+    A budget goes through the dashboard's budget control (the ledger's
+    ``campaign_budget_set``), which refuses one below what is already committed, in any
+    status; once live only quality control and the budget change.
     """
     campaign = campaign_of(request, slug)
     values = dict(data.settings)
-    budget = values.get("budget")
     with transaction.atomic():
-        if isinstance(budget, str | int) and not isinstance(budget, bool):
-            controls.campaign_budget_set(campaign=campaign, budget=str(values.pop("budget")))
+        if "budget" in values:
+            controls.campaign_budget_set(campaign=campaign, budget=values.pop("budget"))
         campaign_settings_update(
             campaign=campaign, values=values, parameters=data.parameters, study=data.study
         )

@@ -1,18 +1,17 @@
 """A launched campaign's controls in the dashboard: pause, resume, finish, and its budget.
 
-Both go through the campaign services (``campaign_set_status``'s lifecycle table,
-``campaign_settings_update``'s schema and row lock) and are written to the audit log.
+The status goes through the lifecycle (``campaign_set_status``'s table) and is written to the
+audit log; the budget through the ledger's ``campaign_budget_set`` (never below what is
+committed, under the campaign's row lock).
 """
 
 from __future__ import annotations
 
-from decimal import Decimal
-
-from annotation.campaign_settings import SETTINGS, value_clean
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import AuditLog, Campaign
-from annotation.payments import audit_add, campaign_committed
-from annotation.services import campaign_set_status, campaign_settings_update
+from annotation.payments import BudgetBelowCommitted, audit_add, campaign_committed
+from annotation.payments import campaign_budget_set as ledger_budget_set
+from annotation.services import campaign_set_status
 from annotation.services.campaigns import TRANSITIONS
 from dashboard.money import campaign_currency, money_text
 
@@ -51,23 +50,21 @@ def campaign_status_change(
     return f"The campaign is now {campaign.get_status_display().lower()}."
 
 
-def campaign_budget_set(*, campaign: Campaign, budget: str) -> str:
-    """Change the campaign's budget (also while live); refuse one below what is committed.
-
-    Not audit-logged: the audit log records movements of money and actions on workers (its
-    actions have no budget change); the ledger's budget check uses the new value at once.
-    """
-    new: Decimal = value_clean(SETTINGS["budget"], budget.strip())
-    committed = campaign_committed(campaign)
-    if new < committed:
-        raise InvalidParameters(
-            f"The budget cannot go below what is already committed "
-            f"({money_text(committed, campaign_currency(campaign))}: "
-            "published places and bonuses, fees included)."
-        )
-    campaign_settings_update(campaign=campaign, values={"budget": new})
+def campaign_budget_set(*, campaign: Campaign, budget: object) -> str:
+    """Change the campaign's budget (also while live) through the ledger, which refuses one
+    below what is committed; return a summary, the amounts written in the campaign's
+    currency."""
     currency = campaign_currency(campaign)
+    try:
+        ledger_budget_set(campaign=campaign, budget=budget)
+    except BudgetBelowCommitted as exc:
+        message = (
+            f"The budget cannot go below what is already committed "
+            f"({money_text(exc.committed, currency)}: published places and bonuses, fees "
+            "included)."
+        )
+        raise InvalidParameters(message, fields={"budget": message}) from None
     return (
-        f"The budget is now {money_text(new, currency)} "
-        f"({money_text(committed, currency)} committed)."
+        f"The budget is now {money_text(campaign.budget, currency)} "
+        f"({money_text(campaign_committed(campaign), currency)} committed)."
     )

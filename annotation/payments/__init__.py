@@ -19,9 +19,12 @@ from annotation.payments.launch import (
     publication_set_state,
 )
 from annotation.payments.ledger import (
+    BudgetBelowCommitted,
     BudgetExceeded,
     audit_add,
     budget_check,
+    campaign_budget_check,
+    campaign_budget_set,
     campaign_committed,
     payment_key,
 )
@@ -45,6 +48,7 @@ from annotation.payments.workers import (
 
 __all__ = [
     "EMOTIONLINES_BUCKETS",
+    "BudgetBelowCommitted",
     "BudgetExceeded",
     "Decision",
     "LaunchOptions",
@@ -57,6 +61,8 @@ __all__ = [
     "audit_add",
     "bonus_pay",
     "budget_check",
+    "campaign_budget_check",
+    "campaign_budget_set",
     "campaign_committed",
     "campaign_launch",
     "campaign_review",

@@ -9,6 +9,10 @@ Rewards of approved assignments and top-ups are inside their publication's reser
 A payment is first recorded (status pending) under a unique idempotency key while the
 campaign row is locked, so two processes can neither pay the same thing twice nor both pass
 the budget check; only then is the provider called.
+
+The budget itself never goes below what is committed: ``campaign_budget_set`` is the one
+path for a change once a campaign may have spent (the dashboard's budget box, the API, the
+admin), and the core's ``campaign_budget_update`` enforces the floor it is given.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
+from annotation.campaign_settings import SETTINGS, value_clean
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import (
     Assignment,
@@ -32,6 +37,7 @@ from annotation.models import (
 )
 from annotation.providers import Provider, ProviderError
 from annotation.providers.base import money
+from annotation.services.campaigns import campaign_budget_update
 from webhooks import events as webhook_events
 
 _ZERO = Decimal("0.00")
@@ -39,6 +45,19 @@ _ZERO = Decimal("0.00")
 
 class BudgetExceeded(Conflict):
     """The action would take the campaign past its budget."""
+
+
+class BudgetBelowCommitted(InvalidParameters):
+    """A budget below what the campaign has already committed; both amounts are kept so a
+    caller may write them with the campaign's currency (the dashboard does)."""
+
+    def __init__(self, *, budget: Decimal, committed: Decimal) -> None:
+        message = (
+            f"The budget {budget:.2f} cannot go below what is already committed "
+            f"({committed:.2f}: published places and bonuses, fees included)."
+        )
+        super().__init__(message, fields={"budget": message})
+        self.budget, self.committed = budget, committed
 
 
 def audit_add(
@@ -96,6 +115,34 @@ def budget_check(*, campaign: Campaign, extra: Decimal, what: str) -> None:
 def campaign_lock(campaign: Campaign) -> Campaign:
     """Lock the campaign's row for the current transaction and return it fresh."""
     return Campaign.objects.select_for_update().get(pk=campaign.pk)
+
+
+def campaign_budget_check(*, campaign: Campaign, budget: object) -> tuple[Decimal, Decimal]:
+    """Return the cleaned ``budget`` and what the campaign has committed; refuse a budget
+    that is not an amount of the schema (``campaign_settings``) or is below what is committed.
+
+    Without the campaign's row lock the answer may age (the admin's form checks early with
+    it); ``campaign_budget_set`` asks again under the lock before it writes.
+    """
+    new: Decimal = value_clean(SETTINGS["budget"], budget)
+    committed = campaign_committed(campaign)
+    if new < committed:
+        raise BudgetBelowCommitted(budget=new, committed=committed)
+    return new, committed
+
+
+@transaction.atomic
+def campaign_budget_set(*, campaign: Campaign, budget: object) -> Campaign:
+    """Set the campaign's budget, in any status, never below what it has committed.
+
+    Under the campaign's row lock (``campaign_lock``) no payment or publication can commit
+    more between the check and the write, and every later spending is checked against the
+    new value (``budget_check``). Not audit-logged: the audit log records movements of money
+    and actions on workers.
+    """
+    locked = campaign_lock(campaign)
+    new, committed = campaign_budget_check(campaign=locked, budget=budget)
+    return campaign_budget_update(campaign=campaign, budget=new, floor=committed)
 
 
 def payment_key(*parts: object) -> str:

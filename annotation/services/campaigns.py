@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -13,11 +14,12 @@ from django.db import IntegrityError, transaction
 from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign
-from annotation.protocols import LiveChat, registry
+from annotation.protocols import LiveChat, Protocol, registry
 from annotation.study_pages import study_clean
 from webhooks import events as webhook_events
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_NAME_MAX = Campaign._meta.get_field("name").max_length or 200
 
 # Allowed status changes: a campaign goes live, pauses, resumes, and finishes for good.
 TRANSITIONS = {
@@ -28,7 +30,13 @@ TRANSITIONS = {
 }
 
 
-def campaign_create(
+def campaign_parameters_clean(*, protocol: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the protocol's parameters completed with its published defaults; raise
+    InvalidParameters naming an unknown protocol or what the protocol refuses."""
+    return _protocol(protocol).clean_parameters(parameters)
+
+
+def campaign_create_check(
     *,
     slug: str,
     name: str,
@@ -37,28 +45,21 @@ def campaign_create(
     redundancy: int | None = None,
     items_per_assignment: int | None = None,
     lease_seconds: int | None = None,
-    owner: User | None = None,
     controls: Mapping[str, Any] | None = None,
     study: Mapping[str, Any] | None = None,
-) -> Campaign:
-    """Create a draft campaign whose parameters the protocol has validated.
+    withdrawal: str = Campaign.Withdrawal.KEEP,
+) -> dict[str, Any]:
+    """Return the new campaign's fields, cleaned; raise what ``campaign_create`` refuses.
 
-    Settings are cleaned by the one schema (``campaign_settings``); ``controls`` sets quality
-    control (``campaign_settings.CONTROLS``). Redundancy, items per
-    assignment and the minimum time per item start at the protocol's own defaults (SSA: 5
-    workers per response; EmotionLines: one dialogue per HIT). ``study`` sets the study
-    pages' texts (``study_pages.STUDY_FIELDS``: description, instructions, consent text and
-    version).
+    The admin's form calls this to show the refusal as form errors before anything is saved.
     """
-    if not _SLUG.match(slug):
-        raise InvalidParameters(
+    if not isinstance(slug, str) or not _SLUG.match(slug):
+        message = (
             "The slug must be 1–64 lowercase letters, digits or '-', starting with a letter "
             "or digit."
         )
-    try:
-        proto = registry.get(protocol)
-    except KeyError as exc:
-        raise InvalidParameters(str(exc.args[0])) from None
+        raise InvalidParameters(message, fields={"slug": message})
+    proto = _protocol(protocol)
     work = settings_clean(
         {
             "redundancy": proto.default_redundancy if redundancy is None else redundancy,
@@ -74,19 +75,59 @@ def campaign_create(
         "max_items_per_worker": proto.default_max_items_per_worker,
     } | settings_clean(controls or {}, allowed=CONTROLS)
     texts = study_clean(study or {})
+    _withdrawal_check(withdrawal)
     if Campaign.objects.filter(slug=slug).exists():
-        raise Conflict(f"A campaign with the slug {slug!r} already exists.")
+        message = f"A campaign with the slug {slug!r} already exists."
+        raise Conflict(message, fields={"slug": message})
+    return {
+        "slug": slug,
+        "name": _name_clean(name or slug),
+        "protocol": protocol,
+        "parameters": cleaned,
+        "withdrawal": withdrawal,
+        **work,
+        **checks,
+        **texts,
+    }
+
+
+def campaign_create(
+    *,
+    slug: str,
+    name: str,
+    protocol: str,
+    parameters: Mapping[str, Any] | None = None,
+    redundancy: int | None = None,
+    items_per_assignment: int | None = None,
+    lease_seconds: int | None = None,
+    owner: User | None = None,
+    controls: Mapping[str, Any] | None = None,
+    study: Mapping[str, Any] | None = None,
+    withdrawal: str = Campaign.Withdrawal.KEEP,
+) -> Campaign:
+    """Create a draft campaign whose parameters the protocol has validated.
+
+    Settings are cleaned by the one schema (``campaign_settings``); ``controls`` sets quality
+    control (``campaign_settings.CONTROLS``). Redundancy, items per
+    assignment and the minimum time per item start at the protocol's own defaults (SSA: 5
+    workers per response; EmotionLines: one dialogue per HIT). ``study`` sets the study
+    pages' texts (``study_pages.STUDY_FIELDS``: description, instructions, consent text and
+    version); ``withdrawal`` what a withdrawing worker's judgments become.
+    """
+    fields = campaign_create_check(
+        slug=slug,
+        name=name,
+        protocol=protocol,
+        parameters=parameters,
+        redundancy=redundancy,
+        items_per_assignment=items_per_assignment,
+        lease_seconds=lease_seconds,
+        controls=controls,
+        study=study,
+        withdrawal=withdrawal,
+    )
     try:
-        return Campaign.objects.create(
-            slug=slug,
-            name=name or slug,
-            protocol=protocol,
-            parameters=cleaned,
-            owner=owner,
-            **work,
-            **checks,
-            **texts,
-        )
+        return Campaign.objects.create(owner=owner, **fields)
     except IntegrityError:
         raise Conflict(f"A campaign with the slug {slug!r} already exists.") from None
 
@@ -120,6 +161,39 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
     return campaign
 
 
+def campaign_settings_check(
+    *,
+    campaign: Campaign,
+    values: Mapping[str, Any],
+    parameters: Mapping[str, Any] | None = None,
+    study: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return the cleaned changes ``campaign_settings_update`` would make; raise what it refuses.
+
+    A draft may change every setting and its protocol parameters; once it has gone live only
+    quality control may change (``CONTROLS``): its items were allocated and judged under the
+    rest. Its budget then changes only through ``campaign_budget_update``, whose caller (the
+    ledger's ``campaign_budget_set``) keeps it at or above what is committed; a draft has
+    committed nothing unless a launch is under way or failed partway, so the ledger path is
+    the one the dashboard, the API and the admin take in every status.
+    """
+    draft = campaign.status == Campaign.Status.DRAFT
+    if parameters is not None and not draft:
+        raise Conflict("The protocol's parameters change only while the campaign is a draft.")
+    if "budget" in values and not draft:
+        message = (
+            "A launched campaign's budget changes only through campaign_budget_set "
+            "(annotation.payments), which keeps it at or above what is committed."
+        )
+        raise Conflict(message, fields={"budget": message})
+    changes = settings_clean(values, allowed=tuple(SETTINGS) if draft else CONTROLS)
+    if parameters is not None:
+        changes["parameters"] = campaign_parameters_clean(
+            protocol=campaign.protocol, parameters=parameters
+        )
+    return changes | study_clean(study or {})
+
+
 @transaction.atomic
 def campaign_settings_update(
     *,
@@ -130,20 +204,78 @@ def campaign_settings_update(
 ) -> Campaign:
     """Change settings, all or nothing, under the campaign's row lock; return the campaign.
 
-    A draft may change every setting and its protocol parameters; once it has gone live only
-    quality control may change (``CONTROLS``): its items were allocated and judged under
-    the rest. The study pages' texts (``study``) may change at any time; a new consent
-    version asks every worker again.
+    What may change in which status is ``campaign_settings_check``'s; the study pages' texts
+    (``study``) may change at any time, and a new consent version asks every worker again.
     """
     locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
-    draft = locked.status == Campaign.Status.DRAFT
-    if parameters is not None and not draft:
-        raise Conflict("The protocol's parameters change only while the campaign is a draft.")
-    changes = settings_clean(values, allowed=tuple(SETTINGS) if draft else CONTROLS)
-    if parameters is not None:
-        changes["parameters"] = registry.get(locked.protocol).clean_parameters(parameters)
-    changes |= study_clean(study or {})
+    changes = campaign_settings_check(
+        campaign=locked, values=values, parameters=parameters, study=study
+    )
     for name, value in changes.items():
         setattr(campaign, name, value)
     campaign.save(update_fields=[*changes, "updated_at"])
     return campaign
+
+
+@transaction.atomic
+def campaign_budget_update(*, campaign: Campaign, budget: Any, floor: Decimal) -> Campaign:
+    """Set the budget, in any status, never below ``floor``; return the campaign.
+
+    ``floor`` is what the caller has already committed of the budget: the ledger's
+    ``campaign_budget_set`` computes it and holds the campaign's row lock
+    (``campaign_lock``) until this returns, so no spending slips in between. The rule is
+    enforced here too, so no caller can pass a budget under the floor it gave.
+    """
+    Campaign.objects.select_for_update().get(pk=campaign.pk)
+    new: Decimal = settings_clean({"budget": budget})["budget"]
+    if new < floor:
+        message = f"The budget {new:.2f} cannot go below {floor:.2f}, what is already committed."
+        raise InvalidParameters(message, fields={"budget": message})
+    campaign.budget = new
+    campaign.save(update_fields=["budget", "updated_at"])
+    return campaign
+
+
+def campaign_details_check(*, name: str, withdrawal: str) -> dict[str, str]:
+    """Return the cleaned name and withdrawal policy; raise InvalidParameters naming each."""
+    return {"name": _name_clean(name), "withdrawal": _withdrawal_check(withdrawal)}
+
+
+@transaction.atomic
+def campaign_details_update(
+    *, campaign: Campaign, name: str, owner: User | None, withdrawal: str
+) -> Campaign:
+    """Rename the campaign, give it to ``owner`` and set its withdrawal policy, in any status.
+
+    None of them touches allocated or judged work: the name is a label, the owner decides
+    who sees it in the dashboard, and the policy applies to the withdrawals still to come.
+    """
+    changes: dict[str, Any] = campaign_details_check(name=name, withdrawal=withdrawal)
+    changes["owner"] = owner
+    Campaign.objects.select_for_update().get(pk=campaign.pk)
+    for field, value in changes.items():
+        setattr(campaign, field, value)
+    campaign.save(update_fields=[*changes, "updated_at"])
+    return campaign
+
+
+def _protocol(name: str) -> Protocol:
+    try:
+        return registry.get(name)
+    except KeyError as exc:
+        message = str(exc.args[0])
+        raise InvalidParameters(message, fields={"protocol": message}) from None
+
+
+def _name_clean(name: str) -> str:
+    if not isinstance(name, str) or not 0 < len(name) <= _NAME_MAX:
+        message = f"The name must be 1–{_NAME_MAX} characters."
+        raise InvalidParameters(message, fields={"name": message})
+    return name
+
+
+def _withdrawal_check(withdrawal: str) -> str:
+    if withdrawal not in Campaign.Withdrawal.values:
+        message = f"The withdrawal policy is one of {', '.join(Campaign.Withdrawal.values)}."
+        raise InvalidParameters(message, fields={"withdrawal": message})
+    return withdrawal

@@ -10,8 +10,9 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.exceptions import InvalidParameters
+from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Assignment, AuditLog, Campaign, Payment, Worker
+from annotation.payments import campaign_budget_set
 from annotation.services import campaign_settings_update
 from dashboard import glossary
 from dashboard.models import Job
@@ -295,9 +296,11 @@ def test_the_budget_changes_live_but_never_below_what_is_committed(ada, filled) 
     assert Campaign.objects.get(pk=filled.pk).budget == Decimal("80.00")
 
 
-def test_the_budget_is_a_live_setting_of_the_campaign_services(db) -> None:
+def test_a_launched_budget_changes_through_the_ledger_never_the_settings_path(db) -> None:
     campaign = CampaignFactory(status="live", budget=Decimal("10"))
-    campaign_settings_update(campaign=campaign, values={"budget": "25.50"})
+    with pytest.raises(Conflict, match="campaign_budget_set"):
+        campaign_settings_update(campaign=campaign, values={"budget": "25.50"})
+    campaign_budget_set(campaign=campaign, budget="25.50")
     assert Campaign.objects.get(pk=campaign.pk).budget == Decimal("25.50")
     with pytest.raises(InvalidParameters, match="Unknown setting"):
         campaign_settings_update(campaign=campaign, values={"reward": "1.00"})

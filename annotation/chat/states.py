@@ -56,7 +56,7 @@ def seat_set_stage(
     campaign's in the lobby, the pair's in an ED chat, the dialogue's in a bot chat.
     """
     if stage not in SEAT_TRANSITIONS[seat.stage]:
-        raise Conflict(f"A chat seat in stage {seat.stage!r} cannot move to {stage!r}.")
+        raise Conflict(f"A chat seat in stage '{seat.stage}' cannot move to '{stage}'.")
     seat.stage = stage
     update = ["stage", *fields]
     if not SEAT_TRANSITIONS[stage]:
@@ -80,7 +80,7 @@ def dialogue_set_status(
     caller holds the pair's row lock (ED) or the dialogue's (interactive SSA).
     """
     if status not in DIALOGUE_TRANSITIONS[dialogue.status]:
-        raise Conflict(f"A {dialogue.status!r} dialogue cannot become {status!r}.")
+        raise Conflict(f"A '{dialogue.status}' dialogue cannot become '{status}'.")
     dialogue.status = status
     update = ["status", *fields]
     if not DIALOGUE_TRANSITIONS[status]:

@@ -1,10 +1,11 @@
-"""The admin validates campaign parameters with the protocol."""
+"""The admin adds and changes rows only through their services; the rest is view-only."""
 
 import json
+from decimal import Decimal
 
 from annotation.admin import CampaignForm
 from annotation.allocation import item_next
-from annotation.models import Lease
+from annotation.models import Campaign, Dataset, Lease, Participation, Publication
 from annotation.protocols import registry
 from annotation.services import assignment_start, campaign_set_status
 from tests.factories import CampaignFactory, ItemFactory, WorkerFactory
@@ -47,10 +48,22 @@ def test_admin_form_refuses_quality_controls_out_of_range(db):
     assert "gold_rate" in str(form.errors) or "campaign_gold_rate_range" in str(form.errors)
 
 
-def test_admin_form_fills_in_published_defaults(db):
-    form = campaign_form("{}")
-    assert form.is_valid(), form.errors
-    assert form.save().parameters == registry.get("likert").default_parameters()
+def test_admin_adds_a_campaign_through_the_service_with_the_published_defaults(admin_client):
+    post = {
+        key: value
+        for key, value in campaign_form("{}", min_seconds_per_item="").data.items()
+        if key not in ("status", "redundancy", "items_per_assignment")
+    }
+    response = admin_client.post("/admin/annotation/campaign/add/", {**post, "slug": "emo"})
+    assert response.status_code == 302
+    campaign = Campaign.objects.get(slug="emo")
+    assert campaign.parameters == registry.get("likert").default_parameters()
+    likert = registry.get("likert")
+    assert (campaign.status, campaign.redundancy, campaign.items_per_assignment) == (
+        "draft",
+        likert.default_redundancy,
+        likert.default_items_per_assignment,
+    )
 
 
 def test_admin_pages_render_for_staff(admin_client, campaign):
@@ -73,6 +86,53 @@ def test_admin_pages_render_for_staff(admin_client, campaign):
 def test_money_and_audit_records_cannot_be_added_in_the_admin(admin_client):
     for model in ("payment", "auditlog", "publication", "hit", "workerblock"):
         assert admin_client.get(f"/admin/annotation/{model}/add/").status_code == 403
+
+
+def test_rows_without_an_admin_service_are_view_only(admin_client, campaign):
+    """Workers arrive through their provider, soft blocks through quality control, data sets
+    and dialogues through their import: the admin neither adds nor edits them."""
+    worker = WorkerFactory()
+    participation = Participation.objects.create(campaign=campaign, worker=worker)
+    dataset = Dataset.objects.create(name="ds", source_format="jsonl")
+    rows = [("worker", worker), ("participation", participation), ("dataset", dataset)]
+    for model in ("worker", "participation", "dataset", "situation", "dialogue"):
+        assert admin_client.get(f"/admin/annotation/{model}/add/").status_code == 403
+    for model, row in rows:
+        url = f"/admin/annotation/{model}/{row.pk}/change/"
+        assert admin_client.get(url).status_code == 200
+        assert admin_client.post(url, {"soft_blocked": "on", "name": "x"}).status_code == 403
+    participation.refresh_from_db()
+    dataset.refresh_from_db()
+    assert not participation.soft_blocked and dataset.name == "ds"
+
+
+def test_an_item_is_view_only_once_added(admin_client, campaign):
+    item = ItemFactory(campaign=campaign)
+    url = f"/admin/annotation/item/{item.pk}/change/"
+    assert admin_client.get(url).status_code == 200
+    post = {"campaign": campaign.pk, "key": item.key, "payload": '{"response": "x"}'}
+    assert admin_client.post(url, post).status_code == 403
+    item.refresh_from_db()
+    assert item.payload["response"] != "x"
+
+
+def test_a_refusal_only_the_locked_service_sees_is_a_message_not_a_500(
+    admin_client, campaign, monkeypatch
+):
+    """Between the form's check and the save, a bonus may commit more of the budget: the
+    ledger's check under the campaign's lock refuses, and the admin's transaction rolls back
+    everything the save had changed."""
+    Publication.objects.create(campaign=campaign, provider="local", reserved=Decimal("30.00"))
+    monkeypatch.setattr("annotation.admin.campaign_budget_check", lambda **kwargs: None)
+    url = f"/admin/annotation/campaign/{campaign.pk}/change/"
+    post = _change_form_post(campaign, budget="5.00", name="Renamed")
+    for live in ("parameters", "slug", "protocol", "status", "redundancy"):
+        post.pop(live)  # read-only while live
+    response = admin_client.post(url, post, follow=True)
+    assert response.status_code == 200
+    assert "cannot go below what is already committed (30.00" in response.content.decode()
+    campaign.refresh_from_db()
+    assert (campaign.budget, campaign.name) == (Decimal("0.00"), f"Campaign {campaign.slug}")
 
 
 def _change_form_post(campaign, **changes):

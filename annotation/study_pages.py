@@ -5,7 +5,8 @@ The texts are Markdown written by researchers and shown to workers, so they are 
 ``markdown`` and then cleaned by ``nh3`` (the maintained Rust sanitizer): scripts, event
 handlers, styles and ``javascript:`` links never reach a worker's page. Django only for
 its translations (the texts below are shown in the campaign's language) and the site's
-``LANGUAGES``.
+``LANGUAGES``. Each protocol's published instructions live in its folder
+(``Protocol.instructions``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from annotation.exceptions import InvalidParameters
+from annotation.protocols import registry
 
 # The study texts and their longest lengths (characters).
 STUDY_FIELDS: dict[str, int] = {
@@ -40,47 +42,6 @@ _TAGS = {
 }  # fmt: skip
 _NAME = re.compile(r"[A-Za-z0-9_.-]*")
 _ATTRIBUTES = {"a": {"href", "title"}, "abbr": {"title"}, "td": {"align"}, "th": {"align"}}
-
-# The protocols' published wording (the same as their task pages' instruction cards), the
-# default when a campaign has no instructions of its own.
-DEFAULT_INSTRUCTIONS: dict[str, Promise] = {
-    "likert": _(
-        "Read the conversation, then rate the **last response** on each question from 1 "
-        "(not at all) to 5 (very much). There are no right or wrong answers: we want your honest "
-        "impression."
-    ),
-    "pairwise": _(
-        "Read the conversation, then the **two possible next responses**. Choose the "
-        "better one, or say that both are equally good, or that neither is good."
-    ),
-    "ssa": _(
-        "Read the conversation and the **response**. First say whether the response "
-        "**makes sense** in the conversation. Only if it does, say whether it is **specific** to "
-        "this conversation, rather than something that could be said almost anywhere."
-    ),
-    "emocontext": _(
-        "Read the short conversation between a user and a chat agent. Choose the "
-        "emotion the **user** expresses in their **last message**: happy, sad, angry, or others "
-        "when it is none of these."
-    ),
-    "emotionlines": _(
-        "Read the whole conversation. Then, line by line, choose the emotion the "
-        "speaker expresses in that line, in the context of the conversation. Take at least "
-        "{seconds:g} seconds to think about each line: an answer given sooner is not accepted."
-    ),
-    "empathetic_chat": _(
-        "1. Pick a feeling and describe, in 1 to 3 sentences, a situation in "
-        "which you felt that way.\n2. Wait in the lobby while we pair you with another worker "
-        "(keep the page open; it may take a few minutes).\n3. Chat **twice** with that worker: "
-        "once about your situation (you speak first) and once about theirs (you listen and "
-        "reply)."
-    ),
-    "ssa_interactive": _(
-        "Chat with a chatbot about anything you like. After each of its "
-        "replies, say whether it **makes sense** and whether it is **specific** to the "
-        "conversation. No waiting for a partner: the chatbot answers within seconds."
-    ),
-}
 
 # What a worker who declines consent is asked to do, per provider: nothing was stored.
 DECLINED: dict[str, Promise] = {
@@ -136,13 +97,9 @@ def markdown_safe(text: str) -> str:
 
 
 def instructions_default(protocol: str, parameters: Mapping[str, Any]) -> str:
-    """Return the protocol's published instructions (Markdown) for these parameters, in the
-    active language."""
-    # A protocol without published wording (categorical) may carry the researcher's own.
-    text = str(DEFAULT_INSTRUCTIONS.get(protocol, "") or parameters.get("instructions") or "")
-    if "{seconds" in text:
-        text = text.format(seconds=float(parameters.get("min_seconds_per_utterance", 3)))
-    return text
+    """Return the published instructions (Markdown) of the protocol called ``protocol`` for
+    these parameters, in the active language (``Protocol.default_instructions``)."""
+    return registry.get(protocol).default_instructions(parameters)
 
 
 def instructions_shown(protocol: str, parameters: Mapping[str, Any], own: str) -> str:

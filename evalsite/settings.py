@@ -125,7 +125,8 @@ ROOT_URLCONF = "evalsite.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # Each protocol's worker-page template lives in its folder: "<protocol>/task.html".
+        "DIRS": [BASE_DIR / "templates", BASE_DIR / "annotation" / "protocols"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

@@ -20,7 +20,10 @@ from annotation.datasets.records import Context, DialogueRecord
 from annotation.datasets.sources import read_ed, read_emotionlines
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign, Item
-from annotation.protocols import DialogueItems, registry
+from annotation.protocols.emotionlines import EmotionLinesProtocol
+from annotation.protocols.likert import LikertProtocol
+from annotation.protocols.pairwise import PairwiseProtocol
+from annotation.protocols.ssa import SSAProtocol
 from annotation.selectors import campaign_progress
 from annotation.services import campaign_create, campaign_set_status, items_add
 from annotation.simulation import CrowdRun, SimulatedWorker, crowd_make, crowd_run
@@ -76,8 +79,7 @@ def ssa_truth(item: Item) -> dict[str, bool]:
 
 def emotionlines_items() -> list[tuple[str, dict[str, Any]]]:
     """Return the demo EmotionLines items: one whole dialogue each."""
-    protocol = registry.get("emotionlines")
-    assert isinstance(protocol, DialogueItems)
+    protocol = EmotionLinesProtocol()
     return protocol.items_from_dialogues(
         protocol.default_parameters(), read_emotionlines(EMOTIONLINES_CORPUS, source="demo")
     )
@@ -160,7 +162,7 @@ STUDIES = [
     DemoStudy(
         slug="demo-likert",
         name="Demo: rate responses to empathetic dialogues",
-        protocol="likert",
+        protocol=LikertProtocol.name,
         truth=likert_truth,
         simulated=3,
         parameters={"reference_model": "generic-bot", "min_ratings_per_model": 100},
@@ -168,7 +170,7 @@ STUDIES = [
     DemoStudy(
         slug="demo-ab",
         name="Demo: which response is better?",
-        protocol="pairwise",
+        protocol=PairwiseProtocol.name,
         truth=pairwise_truth,
         simulated=3,
         parameters={
@@ -180,7 +182,7 @@ STUDIES = [
     DemoStudy(
         slug="demo-ssa",
         name="Demo: does the response make sense, and is it specific?",
-        protocol="ssa",
+        protocol=SSAProtocol.name,
         truth=ssa_truth,
         simulated=5,
         controls={"gold_rate": 0.25, "gold_min_answered": 6, "gold_min_accuracy": 0.7},
@@ -192,7 +194,7 @@ STUDIES = [
     DemoStudy(
         slug="demo-emotionlines",
         name="Demo: label the emotion of every line of a conversation",
-        protocol="emotionlines",
+        protocol=EmotionLinesProtocol.name,
         truth=emotionlines_truth,
         simulated=5,
         items=emotionlines_items,

@@ -20,6 +20,7 @@ from annotation.demo.chat import SSA_CHAT, SSA_CHAT_MODELS
 from annotation.exceptions import AnnotationError
 from annotation.items_acute import acute_items_add, conversations_from_campaign
 from annotation.models import Campaign, Item
+from annotation.protocols.acute import AcuteProtocol
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create, campaign_set_status
 from evalstats.reports import report_text, report_write
@@ -47,7 +48,7 @@ def acute_study_run(*, seed: int, out: Path, write: Callable[[str], Any]) -> lis
                 campaign = campaign_create(
                     slug=ACUTE,
                     name="Demo: two chats side by side (ACUTE-Eval)",
-                    protocol="acute",
+                    protocol=AcuteProtocol.name,
                     parameters={"n_boot": 200, "min_judgments_per_pair": 10},
                     redundancy=demo_redundancy(SIMULATED),
                     controls={"open_links": True},  # anyone may try the demo

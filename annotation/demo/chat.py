@@ -17,6 +17,8 @@ from annotation.chat.seats import chat_arrive
 from annotation.demo import _spread, demo_dialogues
 from annotation.models import Campaign, ChatSeat, Utterance
 from annotation.protocols import Simulated, registry
+from annotation.protocols.empathetic_chat import EmpatheticChatProtocol
+from annotation.protocols.ssa_interactive import InteractiveSSAProtocol
 from annotation.providers import Arrival
 from annotation.services import campaign_create, campaign_set_status
 from modelhub.demo import STREAMING_BOT
@@ -43,10 +45,15 @@ def chat_studies_create() -> list[Campaign]:
         (
             SSA_CHAT,
             "Demo: chat with a bot and label its replies (interactive SSA)",
-            "ssa_interactive",
+            InteractiveSSAProtocol.name,
             {"models": ssa_models, "n_boot": 200},
         ),
-        (ED_CHAT, "Demo: empathetic dialogue collection (two workers)", "empathetic_chat", {}),
+        (
+            ED_CHAT,
+            "Demo: empathetic dialogue collection (two workers)",
+            EmpatheticChatProtocol.name,
+            {},
+        ),
     ):
         campaign = Campaign.objects.filter(slug=slug).first()
         if campaign is None:

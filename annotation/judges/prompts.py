@@ -1,4 +1,5 @@
-"""Judge prompts: a versioned template per protocol, the item as the workers read it, and the
+"""Judge prompts: a versioned template per protocol (the common head here, the protocol's own
+part in its folder: ``Judged.judge_prompt``), the item as the workers read it, and the
 questions each item asks.
 
 A template is a text with three placeholders, ``{instructions}`` (what the campaign's workers
@@ -22,7 +23,7 @@ from typing import Any
 from django.utils import translation
 
 from annotation.exceptions import InvalidParameters
-from annotation.protocols.base import Protocol, Question
+from annotation.protocols import Judged, Protocol, Question, registry
 from annotation.study_pages import instructions_shown
 
 PLACEHOLDERS = ("instructions", "item", "questions")
@@ -34,18 +35,6 @@ _HEAD = (
     "raters read and answer the same questions.\n\nInstructions given to the raters:\n"
     "{instructions}\n\n{item}\n\n"
 )
-_DEFAULT_TEXTS = {
-    "likert": _HEAD + "Rate the last response on each question.\n{questions}",
-    "pairwise": _HEAD + "Compare the two responses.\n{questions}",
-    "ssa": _HEAD
-    + "A response is sensible if it is completely reasonable in context; anything confusing, "
-    "illogical, out of context or factually wrong does not make sense. It is specific if it "
-    "relates to this conversation rather than being something that could be said almost "
-    "anywhere (Adiwardana et al., 2020).\n{questions}",
-    "emocontext": _HEAD + "{questions}",
-    "emotionlines": _HEAD + "Label every line.\n{questions}",
-    "categorical": _HEAD + "{questions}",
-}
 
 
 @dataclass(frozen=True)
@@ -56,22 +45,16 @@ class JudgeTemplate:
     text: str
 
 
-DEFAULT_TEMPLATES: dict[str, JudgeTemplate] = {
-    protocol: JudgeTemplate(version=f"{protocol}-v1", text=text)
-    for protocol, text in _DEFAULT_TEXTS.items()
-}
-
-
 def template_default(protocol: Protocol) -> JudgeTemplate:
-    """Return the protocol's default template; raise InvalidParameters for a protocol that has
-    none (live chats: their items are made while workers chat)."""
-    template = DEFAULT_TEMPLATES.get(protocol.name)
-    if template is None:
+    """Return the protocol's default template: the common head, then the protocol's own
+    prompt (``Judged.judge_prompt``) under its version; raise InvalidParameters for a protocol
+    that has none (live chats: their items are made while workers chat)."""
+    if not isinstance(protocol, Judged):
+        judged = sorted(p.name for p in registry.all() if isinstance(p, Judged))
         raise InvalidParameters(
-            f"{protocol.title} has no judge template: judges answer "
-            f"{', '.join(sorted(DEFAULT_TEMPLATES))}."
+            f"{protocol.title} has no judge template: judges answer {', '.join(judged)}."
         )
-    return template
+    return JudgeTemplate(version=protocol.judge_prompt_version, text=_HEAD + protocol.judge_prompt)
 
 
 def template_clean(protocol: Protocol, data: Any) -> JudgeTemplate:

@@ -1,11 +1,14 @@
-"""The protocol registry: adding a protocol is one module and one line here."""
+"""The protocol registry: adding a protocol is one folder (docs/protocols.md, "Adding a
+protocol") and one line here."""
 
 from annotation.protocols.acute import AcuteProtocol
 from annotation.protocols.base import (
     DialogueItems,
     GoldChecks,
+    Judged,
     LiveChat,
     ModelPairs,
+    Planned,
     Protocol,
     Question,
     Report,
@@ -55,8 +58,10 @@ registry = Registry(
 __all__ = [
     "DialogueItems",
     "GoldChecks",
+    "Judged",
     "LiveChat",
     "ModelPairs",
+    "Planned",
     "Protocol",
     "Question",
     "Report",

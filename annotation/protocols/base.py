@@ -5,16 +5,21 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 
 from annotation.exceptions import InvalidAnswer, InvalidParameters
+from evalstats.reports import Report
 
 if TYPE_CHECKING:
+    from django.utils.functional import Promise
+
     from annotation.datasets.records import DialogueRecord
-    from annotation.figures import ReportFigure
+    from evalstats.planner import ABDesign, ChatDesign, KappaDesign, LikertDesign, SSADesign
+
+    PlannerDesign = LikertDesign | SSADesign | ABDesign | ChatDesign | KappaDesign
 
 Reliability = Literal["good", "noisy", "spammer"]
 
@@ -29,17 +34,6 @@ class Question:
     help: str = ""
     # Ask this question only when another question has this answer: (question key, value).
     only_if: tuple[str, str] | None = None
-
-
-@dataclass
-class Report:
-    """A protocol's results: named tables (with n and uncertainty), figures (each with its
-    title and alt text) and notes."""
-
-    title: str
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    figures: dict[str, ReportFigure] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 def context_clean(payload: Mapping[str, Any]) -> list[str]:
@@ -85,10 +79,19 @@ class Protocol(ABC):
     # Questions answered in the worker's own words (ACUTE-Eval's reason): erased, as their
     # chat turns are, when the worker is forgotten (``services.worker_forget``).
     text_questions: ClassVar[tuple[str, ...]] = ()
+    # The published wording of the instructions (Markdown, marked for translation): what a
+    # worker reads when the campaign has none of its own (``study_pages.instructions_shown``).
+    # Empty when the worker page's own card says it all (ACUTE-Eval).
+    instructions: ClassVar[str | Promise] = ""
 
     @abstractmethod
     def default_parameters(self) -> dict[str, Any]:
         """Return the published defaults."""
+
+    def default_instructions(self, parameters: Mapping[str, Any]) -> str:
+        """Return the published instructions (Markdown) for these parameters, in the active
+        language."""
+        return str(self.instructions)
 
     def parameters_merged(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         """Return the defaults updated with ``parameters``; refuse a non-object or unknown keys.
@@ -312,6 +315,56 @@ def label_simulated(
     return rng.choice([x for x in labels if x != right])
 
 
+class Judged(Protocol):
+    """Capability: an LLM judge can answer this protocol's items (``annotation.judges``).
+
+    ``judge_prompt`` is the protocol's part of the default template, after the common head
+    that shows the workers' instructions and the item (``judges.prompts``); it must show
+    ``{questions}``. ``judge_prompt_version`` names that text: it is part of the judge's
+    rater id, so a changed prompt takes a new version. Live chats have none: their items are
+    made while workers chat.
+    """
+
+    judge_prompt: ClassVar[str]
+    judge_prompt_version: ClassVar[str]
+
+
+class Planned(Protocol):
+    """Capability: the study planner (``evalstats.planner``) sizes this protocol's studies,
+    in the wizard's review step (``dashboard.drafts.plan``) and in ``manage.py plan``.
+
+    ``planner_sizing`` says what a draft's items are counted by: ``"model"`` (items per
+    payload ``model``), ``"pair"`` (items per pair ``model_a`` vs ``model_b``),
+    ``"dialogue"`` (utterances per dialogue) or ``"chat"`` (no items yet: the chats make them;
+    one entry per model of the parameters). ``planner_design_type`` is the design it returns;
+    ``planner_words`` are further names of that design in ``manage.py plan`` (A/B: ``ab``),
+    beside the protocol's own name.
+    """
+
+    planner_sizing: ClassVar[Literal["model", "pair", "dialogue", "chat"]] = "model"
+    planner_words: ClassVar[tuple[str, ...]] = ()
+    planner_design_type: ClassVar[type[PlannerDesign]]
+
+    @abstractmethod
+    def planner_design(
+        self,
+        parameters: Mapping[str, Any],
+        *,
+        redundancy: int,
+        sizes: Mapping[str, int],
+        n_boot: int,
+    ) -> PlannerDesign:
+        """Return the planner's design of a draft: ``sizes`` are its non-gold items counted
+        as ``planner_sizing`` says (never empty), ``redundancy`` the workers per item,
+        ``n_boot`` the resamples a simulated study may take. Raise ValueError for a design
+        the planner cannot simulate."""
+
+
+# The workers a planned design shares when the draft cannot say (``manage.py plan``'s
+# default pool for SSA and A/B).
+PLANNER_POOL = 20
+
+
 class LiveChat(Protocol):
     """Capability: the study is a live chat on websockets (``annotation.chat``); its items and
     dialogues are made while workers chat, so a campaign goes live without items, and
@@ -337,25 +390,60 @@ class LiveChat(Protocol):
         """
 
 
+ALLOCATIONS = ("uniform", "adaptive")
+# The allocation parameters a ModelPairs protocol accepts beside its own, with defaults.
+ALLOCATION_PARAMETERS: dict[str, Any] = {"allocation": "uniform", "adaptive_min_per_pair": 10}
+# Their help, shown by the wizard beside each ModelPairs protocol's own parameters.
+ALLOCATION_PARAMETER_HELP = {
+    "allocation": "'uniform': every item judged in turn; 'adaptive': new judgments steered to "
+    "the model pairs whose order is least certain, for fewer judgments to the same ranking "
+    "(evalsite's choice; docs/protocols.md, 'Adaptive allocation').",
+    "adaptive_min_per_pair": "With adaptive allocation, the judgments every model pair gets "
+    "before steering starts, so no pair goes uncompared (evalsite's choice).",
+}
+
+
+def allocation_parameters_clean(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the allocation parameters of ``values`` (defaults filled in); raise
+    InvalidParameters naming each bad one."""
+    cleaned = ALLOCATION_PARAMETERS | {k: values[k] for k in ALLOCATION_PARAMETERS if k in values}
+    errors: dict[str, str] = {}
+    if not isinstance(cleaned["allocation"], str) or cleaned["allocation"] not in ALLOCATIONS:
+        errors["allocation"] = (
+            "Must be 'uniform' (every item judged in turn) or 'adaptive' (judgments steered "
+            "to the model pairs whose order is least certain)."
+        )
+    floor = cleaned["adaptive_min_per_pair"]
+    if isinstance(floor, bool) or not isinstance(floor, int) or not 0 <= floor <= 100_000:
+        errors["adaptive_min_per_pair"] = (
+            "Must be a whole number from 0 to 100000: the judgments every model pair gets "
+            "before adaptive allocation steers."
+        )
+    if errors:
+        first = next(iter(errors.values()))
+        raise InvalidParameters(
+            first if len(errors) == 1 else "Invalid allocation parameters.", fields=errors
+        )
+    return cleaned
+
+
 class ModelPairs(Protocol):
     """Capability: every item compares two models, named by its payload's ``model_a`` and
     ``model_b`` (A/B, ACUTE-Eval). A campaign may then steer new judgments to the model pairs
-    whose order is least certain (``allocation: "adaptive"``; ``annotation.adaptive``,
+    whose order is least certain (``allocation: "adaptive"``; ``evalstats.adaptive``,
     ``annotation.steering``): the capability adds the allocation parameters
-    (``adaptive.PARAMETERS``) to the protocol's own and checks them, so a protocol declares it
+    (``ALLOCATION_PARAMETERS``) to the protocol's own and checks them, so a protocol declares it
     and needs nothing else.
     """
 
     def parameters_merged(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         """Return the protocol's merged parameters plus the checked allocation parameters."""
-        from annotation import adaptive  # pure numpy; imported late to keep base light
-
         if not isinstance(parameters, Mapping):
             raise InvalidParameters("Parameters must be a JSON object.")
-        own = {k: v for k, v in parameters.items() if k not in adaptive.PARAMETERS}
+        own = {k: v for k, v in parameters.items() if k not in ALLOCATION_PARAMETERS}
         merged = super().parameters_merged(own)
-        chosen = {k: parameters.get(k, merged.get(k, v)) for k, v in adaptive.PARAMETERS.items()}
-        return merged | adaptive.parameters_clean(chosen)
+        chosen = {k: parameters.get(k, merged.get(k, v)) for k, v in ALLOCATION_PARAMETERS.items()}
+        return merged | allocation_parameters_clean(chosen)
 
     def pair_question(self, parameters: Mapping[str, Any]) -> str:
         """Return the question whose answers (through ``judgment_winner``) order a pair for

@@ -1,6 +1,7 @@
-"""The review step's study plan: what a draft's design can detect (``annotation.planner``).
+"""The review step's study plan: what a draft's design can detect (``evalstats.planner``).
 
-A draft's design is read from its items and settings, and the planner's documented defaults
+A draft's design is read from its items and settings by its protocol
+(``Planned.planner_design``, in the protocol's folder), and the planner's documented defaults
 fill in everything the draft does not say (raters, their spreads, the reference's level):
 
 - Likert and static SSA: the models (the items' ``model``), the items of the smallest model
@@ -28,7 +29,9 @@ from typing import Any
 from django.db.models import Count
 
 from annotation.models import Campaign
-from annotation.planner import (
+from annotation.protocols import Planned, registry
+from dashboard.drafts.store import draft_state, draft_state_update
+from evalstats.planner import (
     ABDesign,
     BTDesign,
     ChatDesign,
@@ -43,7 +46,6 @@ from annotation.planner import (
     likert_plan,
     ssa_plan,
 )
-from dashboard.drafts.store import draft_state, draft_state_update
 
 # Few studies: the page must answer well under a second (about 10-15 ms a study at 100
 # items per model); the detectable difference rests on the studies' mean standard error,
@@ -60,7 +62,6 @@ LIKERT_DIFFERENCE = 0.3  # `plan likert`'s default difference (points on the 1-5
 SSA_DIFFERENCE = 0.05  # `plan ssa`'s default (a share)
 AB_DIFFERENCE = 0.1  # `plan ab`'s default (a win rate of 60%)
 BT_DIFFERENCE = 0.5  # `plan bt`'s default (log-strength)
-SSA_POOL = 20  # `plan ssa`'s and `plan ab`'s default pool of workers
 STATE_KEY = "plan"
 POWER_SLACK = 0.2  # 10 studies' power is ± 0.13 (one standard error at 80%)
 METHOD = 2  # kept plans of an older method are simulated again (2: A/B by ab_detectable)
@@ -119,8 +120,11 @@ def _per_chat_model(items: Any, campaign: Campaign) -> dict[str, int]:
     return {str(m): 0 for m in models} or {"": 0}  # no items: the chats make them
 
 
-def _dialogues(items: Any, campaign: Campaign) -> dict[str, int]:
-    return {"dialogues": items.count()} if items.exists() else {}
+def _per_dialogue(items: Any, campaign: Campaign) -> dict[str, int]:
+    return {
+        str(pk): len(payload.get("utterances") or [])
+        for pk, payload in items.values_list("pk", "payload")
+    }
 
 
 def _per_model(items: Any, campaign: Campaign) -> dict[str, int]:
@@ -128,90 +132,47 @@ def _per_model(items: Any, campaign: Campaign) -> dict[str, int]:
     return {str(r["payload__model"]): int(r["n"]) for r in rows}
 
 
-# What a design is sized by, per planned protocol (the others: items per model).
-_SIZES = {"pairwise": _per_pair, "ssa_interactive": _per_chat_model, "emotionlines": _dialogues}
-
-
-def _models(campaign: Campaign) -> dict[str, int]:
-    """Return items per model (Likert, SSA), per pair "a vs b" (A/B) or per model (chats)."""
-    items = campaign.items.filter(gold__isnull=True)
-    return _SIZES.get(campaign.protocol, _per_model)(items, campaign)
-
-
-def _likert_design(campaign: Campaign, models: dict[str, int]) -> LikertDesign:
-    return LikertDesign(
-        items_per_model=min(models.values()),
-        ratings_per_item=campaign.redundancy,
-        comparisons=max(1, len(models) - 1),
-    )
-
-
-def _ssa_design(campaign: Campaign, models: dict[str, int]) -> SSADesign:
-    k = campaign.redundancy
-    return SSADesign(
-        responses_per_model=min(models.values()),
-        raters_per_response=k,
-        pool=max(SSA_POOL, k),
-        comparisons=max(1, len(models) - 1),
-    )
-
-
-def _ab_design(campaign: Campaign, models: dict[str, int]) -> ABDesign:
-    k = campaign.redundancy
-    return ABDesign(items=min(models.values()), judgments_per_item=k, pool=max(SSA_POOL, k))
-
-
-def _chat_design(campaign: Campaign, models: dict[str, int]) -> ChatDesign:
-    parameters = campaign.parameters
-    low, high = int(parameters.get("min_turns", 14)), int(parameters.get("max_turns", 28))
-    return ChatDesign(
-        conversations_per_model=int(parameters.get("conversations_per_model", 100)),
-        min_turns=max(1, low // 2),  # every other utterance is the bot's
-        max_turns=max(1, low // 2, high // 2),
-        n_boot=BOOT,
-    )
-
-
-def _kappa_design(campaign: Campaign, models: dict[str, int]) -> KappaDesign:
-    lengths = [
-        len(p.get("utterances") or [])
-        for p in campaign.items.filter(gold__isnull=True).values_list("payload", flat=True)
-    ]
-    return KappaDesign(
-        dialogues=len(lengths),
-        min_utterances=max(1, min(lengths)),
-        max_utterances=max(1, max(lengths)),
-        raters=campaign.redundancy,
-        n_boot=BOOT,
-    )
-
-
-# The protocols the planner covers, and how a draft's design is read for each.
-DESIGNS: dict[str, Callable[[Campaign, dict[str, int]], Design]] = {
-    "likert": _likert_design,
-    "ssa": _ssa_design,
-    "pairwise": _ab_design,
-    "ssa_interactive": _chat_design,
-    "emotionlines": _kappa_design,
+# How a draft's items are counted, by what a planned protocol's design is sized by
+# (``Planned.planner_sizing``).
+_SIZES = {
+    "model": _per_model,
+    "pair": _per_pair,
+    "dialogue": _per_dialogue,
+    "chat": _per_chat_model,
 }
-PLANNED = tuple(DESIGNS)
+
+
+def _planned(campaign: Campaign) -> Planned | None:
+    protocol = registry.get(campaign.protocol)
+    return protocol if isinstance(protocol, Planned) else None
+
+
+def _models(campaign: Campaign, protocol: Planned) -> dict[str, int]:
+    """Return items per model (Likert, SSA), per pair "a vs b" (A/B), utterances per dialogue
+    (EmotionLines) or the models of the chats to come (interactive SSA)."""
+    items = campaign.items.filter(gold__isnull=True)
+    return _SIZES[protocol.planner_sizing](items, campaign)
 
 
 def draft_design(campaign: Campaign, models: dict[str, int]) -> tuple[Design | None, str]:
     """Return the draft's design for the planner (``models``: items per model, pair or
-    dialogues, as ``_models`` reads them), or None and why it cannot be planned."""
-    if campaign.protocol not in PLANNED:
+    dialogue, as ``_models`` reads them), or None and why it cannot be planned."""
+    protocol = _planned(campaign)
+    if protocol is None:
+        planned = [p.title for p in registry.all() if isinstance(p, Planned)]
         return None, (
             f"The study planner does not cover the {campaign.protocol} protocol yet "
-            "(it plans Likert ratings, static and interactive SSA, A/B comparisons and "
-            "EmotionLines' kappa)."
+            f"(it plans {', '.join(planned)})."
         )
     if not models:
         return None, "Add items first: the plan is made from the items of each model."
     try:
-        return DESIGNS[campaign.protocol](campaign, models), ""
+        design = protocol.planner_design(
+            campaign.parameters, redundancy=campaign.redundancy, sizes=models, n_boot=BOOT
+        )
     except ValueError as error:
         return None, f"The planner cannot simulate this design: {error}."
+    return design, ""
 
 
 def _refined(plan: Callable[[float], Any], first: float) -> Any:
@@ -368,10 +329,11 @@ def draft_plan(campaign: Campaign) -> DraftPlan:
     The kept result lives in the draft's state under ``plan`` with the design it was made
     for; a changed design (settings, items) is simulated again.
     """
-    models = _models(campaign) if campaign.protocol in PLANNED else {}
+    protocol = _planned(campaign)
+    models = _models(campaign, protocol) if protocol is not None else {}
     design, problem = draft_design(campaign, models)
     if design is None:
-        return DraftPlan(covered=campaign.protocol in PLANNED, problem=problem)
+        return DraftPlan(covered=protocol is not None, problem=problem)
     pair_models = sorted({m for pair in models for m in pair.split(" vs ")})
     many = isinstance(design, ABDesign) and len(pair_models) >= 3
     key = {"protocol": campaign.protocol, **asdict(design), "seed": SEED, "method": METHOD}

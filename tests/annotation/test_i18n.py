@@ -250,7 +250,10 @@ def test_the_language_is_one_of_the_site_s_and_checked_with_the_study_texts():
 def _worker_sources() -> set[str]:
     """The files whose marked strings a worker reads."""
     sources = {str(p.relative_to(ROOT)) for p in (ROOT / "templates/annotation").rglob("*.html")}
-    sources |= {str(p.relative_to(ROOT)) for p in (ROOT / "annotation/protocols").glob("*.py")}
+    protocols = ROOT / "annotation/protocols"
+    sources |= {str(p.relative_to(ROOT)) for p in protocols.glob("*.py")}
+    sources |= {str(p.relative_to(ROOT)) for p in protocols.glob("*/__init__.py")}
+    sources |= {str(p.relative_to(ROOT)) for p in protocols.glob("*/*.html")}
     return sources | {
         "annotation/views.py",
         "annotation/chat_views.py",
@@ -276,7 +279,6 @@ def test_the_german_catalog_is_complete_and_checked():
     assert covered >= _worker_sources() - {
         "annotation/protocols/__init__.py",
         "annotation/protocols/base.py",
-        "annotation/protocols/ssa_interactive.py",  # SSA's questions, marked in ssa.py
         "templates/annotation/message.html",  # its title and text come from the views
         "templates/annotation/_questions.html",  # the protocols' wording, marked there
     }

@@ -6,10 +6,13 @@ from typing import Any
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation import agreement
-from annotation.emotion_labels import utterance_votes
 from annotation.models import Campaign
-from annotation.planner import (
+from annotation.protocols import Planned, registry
+from annotation.protocols.pairwise import pairwise_outcomes
+from annotation.selectors import campaign_items_frame, campaign_report_judgments_frame
+from evalstats import agreement
+from evalstats.emotion_labels import utterance_votes
+from evalstats.planner import (
     ABDesign,
     BTDesign,
     ChatDesign,
@@ -27,13 +30,24 @@ from annotation.planner import (
     likert_plan,
     ssa_plan,
 )
-from annotation.protocols.pairwise import pairwise_outcomes
-from annotation.selectors import campaign_items_frame, campaign_report_judgments_frame
 
-Design = LikertDesign | SSADesign | ABDesign | BTDesign | ChatDesign
-# The registry's names of the protocols planned under another name here.
-ALIASES = {"pairwise": "ab", "emotionlines": "kappa"}
-PROTOCOLS = ["likert", "ssa", "ab", "bt", "ssa_interactive", "kappa", *ALIASES]
+Design = LikertDesign | SSADesign | ABDesign | BTDesign | ChatDesign | KappaDesign
+# Bradley–Terry over several models' A/B comparisons: a design of its own, of no protocol.
+BT = "bt"
+# The designs a pilot campaign can inform (likert: the three sds, ab: the tie shares, kappa:
+# its kappa and label shares).
+PILOTED: tuple[type, ...] = (LikertDesign, ABDesign, KappaDesign)
+
+
+def planned_words() -> dict[str, Planned | None]:
+    """Return the words ``plan`` takes, each with the protocol whose design it names: every
+    planned protocol's name and its ``planner_words`` (pairwise = ab, emotionlines = kappa),
+    and ``bt`` (no protocol)."""
+    words: dict[str, Planned | None] = {}
+    for protocol in registry.all():
+        if isinstance(protocol, Planned):
+            words |= dict.fromkeys((protocol.name, *protocol.planner_words), protocol)
+    return words | {BT: None}
 
 
 class Command(BaseCommand):
@@ -52,7 +66,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "protocol",
-            choices=PROTOCOLS,
+            choices=list(planned_words()),
             help="The protocol to plan (pairwise = ab, emotionlines = kappa).",
         )
         parser.add_argument(
@@ -152,10 +166,12 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="Random seed (0).")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        protocol = ALIASES.get(options["protocol"], options["protocol"])
-        if options["pilot"] and protocol not in ("likert", "ab", "kappa"):
+        protocol = planned_words()[options["protocol"]]
+        kind = BTDesign if protocol is None else protocol.planner_design_type
+        if options["pilot"] and kind not in PILOTED:
             raise CommandError("--pilot estimates a likert, ab or kappa design only.")
-        if protocol == "kappa":
+        self.planned: Planned | None = protocol  # the pilot campaign must be of it
+        if kind is KappaDesign:
             try:
                 self._kappa(options)
             except ValueError as error:
@@ -168,15 +184,15 @@ class Command(BaseCommand):
             "comparisons": options["comparisons"],
         }
         given = {k: v for k, v in given.items() if v is not None}
-        planners: dict[str, Callable[..., tuple[Design, Plan, Plan]]] = {
-            "likert": self._likert,
-            "ssa": self._ssa,
-            "ab": self._ab,
-            "bt": self._bt,
-            "ssa_interactive": self._chat,
+        planners: dict[type, Callable[..., tuple[Design, Plan, Plan]]] = {
+            LikertDesign: self._likert,
+            SSADesign: self._ssa,
+            ABDesign: self._ab,
+            BTDesign: self._bt,
+            ChatDesign: self._chat,
         }
         try:
-            design, plan, refined = planners[protocol](given, options)
+            design, plan, refined = planners[kind](given, options)
         except ValueError as error:
             raise CommandError(str(error)) from None
         self._print(design, plan, refined)
@@ -365,16 +381,17 @@ class Command(BaseCommand):
             f"{refined.power:.0%})"
         )
 
-    def _campaign(self, slug: str, protocol: str) -> Campaign:
+    def _campaign(self, slug: str) -> Campaign:
+        """Return the pilot campaign; refuse one of another protocol than the planned one."""
         campaign = Campaign.objects.filter(slug=slug).first()
         if campaign is None:
             raise CommandError(f"No campaign {slug!r}.")
-        if campaign.protocol != protocol:
+        if self.planned is None or campaign.protocol != self.planned.name:
             raise CommandError(f"The pilot {slug!r} is a {campaign.protocol} campaign.")
         return campaign
 
     def _pilot(self, slug: str, aspect: str | None) -> dict[str, float]:
-        campaign = self._campaign(slug, "likert")
+        campaign = self._campaign(slug)
         items = campaign_items_frame(campaign)
         judgments = campaign_report_judgments_frame(campaign)
         if judgments.empty:
@@ -391,7 +408,7 @@ class Command(BaseCommand):
         return likert_components(ratings.assign(value=values, model=ratings["item"].map(models)))
 
     def _pilot_ties(self, slug: str) -> dict[str, float]:
-        campaign = self._campaign(slug, "pairwise")
+        campaign = self._campaign(slug)
         outcomes = pairwise_outcomes(
             campaign_items_frame(campaign), campaign_report_judgments_frame(campaign)
         )
@@ -401,7 +418,7 @@ class Command(BaseCommand):
         return {"both": float(share.get("both", 0.0)), "neither": float(share.get("neither", 0.0))}
 
     def _pilot_kappa(self, slug: str) -> dict[str, Any]:
-        campaign = self._campaign(slug, "emotionlines")
+        campaign = self._campaign(slug)
         labels = list(campaign.parameters.get("labels") or [])
         counts = utterance_votes(
             campaign_items_frame(campaign), campaign_report_judgments_frame(campaign), labels

@@ -7,13 +7,12 @@ import pytest
 from annotation.exceptions import InvalidParameters
 from annotation.judges.parse import Refused, answers_clean, choice_best, reply_json
 from annotation.judges.prompts import (
-    DEFAULT_TEMPLATES,
     item_questions,
     item_text,
     template_clean,
     template_default,
 )
-from annotation.protocols import registry
+from annotation.protocols import Judged, registry
 
 
 @pytest.mark.parametrize(
@@ -90,10 +89,15 @@ def test_emotionlines_asks_one_question_per_line():
 
 
 def test_every_protocol_with_items_has_a_default_template_and_live_chats_none():
-    for name, template in DEFAULT_TEMPLATES.items():
-        assert template_clean(
-            registry.get(name), {"version": template.version, "text": template.text}
-        )
+    judged = [p for p in registry.all() if isinstance(p, Judged)]
+    assert {p.name for p in judged} == {
+        "likert", "pairwise", "ssa", "emocontext", "emotionlines", "categorical"
+    }  # fmt: skip
+    for protocol in judged:
+        template = template_default(protocol)
+        assert template.version == f"{protocol.name}-v1"  # the version names the judge
+        assert template.text.endswith(protocol.judge_prompt) and "{item}" in template.text
+        assert template_clean(protocol, {"version": template.version, "text": template.text})
     with pytest.raises(InvalidParameters, match="no judge template"):
         template_default(registry.get("empathetic_chat"))
     with pytest.raises(InvalidParameters, match="malformed"):

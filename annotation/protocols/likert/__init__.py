@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 
-from annotation import figures, reports, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     GoldChecks,
+    Judged,
+    Planned,
     Question,
     Reliability,
     Report,
@@ -28,6 +29,9 @@ from annotation.protocols.base import (
     Simulated,
     context_clean,
 )
+from annotation.protocols.likert.planner import likert_design
+from evalstats import figures, reports, uncertainty
+from evalstats.planner import LikertDesign
 
 # The published wording (Rashkin et al. 2019, §5.2 and the crowdsourcing appendix); marked
 # for translation and translated on the worker's page, where a researcher's own wording
@@ -79,12 +83,21 @@ def _digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-class LikertProtocol(ResponseItems, GoldChecks, Simulated):
+class LikertProtocol(ResponseItems, GoldChecks, Simulated, Judged, Planned):
     """Rate one response on several 1–5 scales."""
 
     name = "likert"
     title = "Likert ratings (empathy, relevance, fluency)"
-    template_name = "annotation/protocols/likert.html"
+    template_name = "likert/task.html"
+    instructions = gettext_lazy(
+        "Read the conversation, then rate the **last response** on each question from 1 "
+        "(not at all) to 5 (very much). There are no right or wrong answers: we want your honest "
+        "impression."
+    )
+    judge_prompt = "Rate the last response on each question.\n{questions}"
+    judge_prompt_version = "likert-v1"
+    planner_sizing = "model"
+    planner_design_type = LikertDesign
     report_payload_keys = ("model",)
     parameter_help = {
         "aspects": "Empathy/Sympathy, Relevance and Fluency in the published wording "
@@ -104,6 +117,16 @@ class LikertProtocol(ResponseItems, GoldChecks, Simulated):
             "reference_model": "",
             "highlight_sem": 2.0,
         }
+
+    def planner_design(
+        self,
+        parameters: Mapping[str, Any],
+        *,
+        redundancy: int,
+        sizes: Mapping[str, int],
+        n_boot: int,
+    ) -> LikertDesign:
+        return likert_design(parameters, redundancy=redundancy, sizes=sizes, n_boot=n_boot)
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         cleaned = self.parameters_merged(parameters)

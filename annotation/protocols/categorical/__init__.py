@@ -19,11 +19,10 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from annotation import reports
-from annotation.emotion_labels import distribution_figure, kappa_by_source
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     GoldChecks,
+    Judged,
     Question,
     Reliability,
     Report,
@@ -31,18 +30,22 @@ from annotation.protocols.base import (
     context_clean,
     label_simulated,
 )
+from evalstats import reports
+from evalstats.emotion_labels import distribution_figure, kappa_by_source
 
 MAX_LABELS = 50
 MAX_LABEL_CHARS = 100
 MAX_TEXT_CHARS = 20_000
 
 
-class CategoricalProtocol(GoldChecks, Simulated):
+class CategoricalProtocol(GoldChecks, Simulated, Judged):
     """Choose one of the researcher's labels for a text or a conversation."""
 
     name = "categorical"
     title = "Categorical label (any label set)"
-    template_name = "annotation/protocols/categorical.html"
+    template_name = "categorical/task.html"
+    judge_prompt = "{questions}"
+    judge_prompt_version = "categorical-v1"
     default_redundancy = 5
     parameter_help = {
         "labels": "The answers a worker chooses from: 2 to 50 different labels, as written "
@@ -58,6 +61,11 @@ class CategoricalProtocol(GoldChecks, Simulated):
             "question": gettext_noop("Which label fits best?"),
             "instructions": "",
         }
+
+    def default_instructions(self, parameters: Mapping[str, Any]) -> str:
+        """Return the researcher's instructions of the parameters: a label set has no
+        published wording."""
+        return str(parameters.get("instructions") or "")
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         cleaned = self.parameters_merged(parameters)

@@ -20,13 +20,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 
-from annotation import adaptive, figures, ranking, reports, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
+    ALLOCATION_PARAMETER_HELP,
+    ALLOCATION_PARAMETERS,
     GoldChecks,
+    Judged,
     ModelPairs,
+    Planned,
     Question,
     Reliability,
     Report,
@@ -34,6 +37,9 @@ from annotation.protocols.base import (
     Simulated,
     context_clean,
 )
+from annotation.protocols.pairwise.planner import ab_design
+from evalstats import adaptive, figures, ranking, reports, uncertainty
+from evalstats.planner import ABDesign
 
 # The answers' labels, translated on the worker's page.
 CHOICES: tuple[tuple[str, str], ...] = (
@@ -86,12 +92,21 @@ def pairwise_items(
     return items, skipped
 
 
-class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs):
+class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs, Judged, Planned):
     """Choose the better of two responses, or both, or neither."""
 
     name = "pairwise"
     title = "A/B comparison of two responses"
-    template_name = "annotation/protocols/pairwise.html"
+    template_name = "pairwise/task.html"
+    instructions = gettext_lazy(
+        "Read the conversation, then the **two possible next responses**. Choose the "
+        "better one, or say that both are equally good, or that neither is good."
+    )
+    judge_prompt = "Compare the two responses.\n{questions}"
+    judge_prompt_version = "pairwise-v1"
+    planner_sizing = "pair"
+    planner_words = ("ab",)
+    planner_design_type = ABDesign
     report_payload_keys = ("model_a", "model_b")
     parameter_help = {
         "question": "Asked with four answers: the first, the second, both equally, neither "
@@ -103,7 +118,7 @@ class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs):
         "shrink strengths toward each other (0: none; Firth's penalty already keeps them "
         "finite; evalsite's choice, not in the paper).",
         "n_boot": "Bootstrap resamples for the agreement intervals (evalsite's choice).",
-        **adaptive.PARAMETER_HELP,
+        **ALLOCATION_PARAMETER_HELP,
     }
 
     def default_parameters(self) -> dict[str, Any]:
@@ -113,8 +128,18 @@ class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs):
             "groups": {},
             "bt_prior": 0.0,
             "n_boot": 1000,
-            **adaptive.PARAMETERS,
+            **ALLOCATION_PARAMETERS,
         }
+
+    def planner_design(
+        self,
+        parameters: Mapping[str, Any],
+        *,
+        redundancy: int,
+        sizes: Mapping[str, int],
+        n_boot: int,
+    ) -> ABDesign:
+        return ab_design(parameters, redundancy=redundancy, sizes=sizes, n_boot=n_boot)
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         cleaned = self.parameters_merged(parameters)

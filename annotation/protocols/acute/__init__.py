@@ -24,10 +24,18 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from annotation import adaptive, figures, ranking, reports, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import ModelPairs, Question, Reliability, Report, Simulated
+from annotation.protocols.base import (
+    ALLOCATION_PARAMETER_HELP,
+    ALLOCATION_PARAMETERS,
+    ModelPairs,
+    Question,
+    Reliability,
+    Report,
+    Simulated,
+)
 from annotation.protocols.pairwise import order_shown, outcome
+from evalstats import adaptive, figures, ranking, reports, uncertainty
 
 # The paper's four optimized questions (Li et al. 2019, Table 2), in its wording.
 PUBLISHED: dict[str, tuple[str, str]] = {
@@ -129,7 +137,9 @@ class AcuteProtocol(Simulated, ModelPairs):
     name = "acute"
     text_questions = (REASON,)
     title = "ACUTE-Eval: two conversations compared"
-    template_name = "annotation/protocols/acute.html"
+    template_name = "acute/task.html"
+    # No published instructions of its own: its page's card states them (acute/task.html).
+    instructions = ""
     default_redundancy = 3
     default_items_per_assignment = 5
     report_payload_keys = ("model_a", "model_b")
@@ -143,7 +153,7 @@ class AcuteProtocol(Simulated, ModelPairs):
         "min_judgments_per_pair": "Judgments per model pair and question below which the "
         "report adds a note (evalsite's choice, as for A/B).",
         "n_boot": "Bootstrap resamples for the agreement intervals (evalsite's choice).",
-        **adaptive.PARAMETER_HELP,
+        **ALLOCATION_PARAMETER_HELP,
     }
 
     def default_parameters(self) -> dict[str, Any]:
@@ -152,7 +162,7 @@ class AcuteProtocol(Simulated, ModelPairs):
             "justification": "required",
             "min_judgments_per_pair": 50,
             "n_boot": 1000,
-            **adaptive.PARAMETERS,
+            **ALLOCATION_PARAMETERS,
         }
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:

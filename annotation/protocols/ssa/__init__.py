@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 
-from annotation import aggregation, agreement, figures, reports, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     GoldChecks,
+    Judged,
+    Planned,
     Question,
     Reliability,
     Report,
@@ -31,6 +32,9 @@ from annotation.protocols.base import (
     Simulated,
 )
 from annotation.protocols.likert import LikertProtocol, likert_items
+from annotation.protocols.ssa.planner import ssa_design
+from evalstats import aggregation, agreement, figures, reports, uncertainty
+from evalstats.planner import SSADesign
 
 # Meena's instructions (Adiwardana et al. 2020, §2.1 and Appendix); translated on the
 # worker's page (a researcher's own wording stays as written).
@@ -49,12 +53,26 @@ QUESTIONS = ("sensible", "specific")
 _SIM_ACCURACY = {"good": 0.9, "noisy": 0.7}
 
 
-class SSAProtocol(ResponseItems, GoldChecks, Simulated):
+class SSAProtocol(ResponseItems, GoldChecks, Simulated, Judged, Planned):
     """Label a response sensible or not, then (if sensible) specific or not."""
 
     name = "ssa"
     title = "Sensibleness and specificity (SSA)"
-    template_name = "annotation/protocols/ssa.html"
+    template_name = "ssa/task.html"
+    instructions = gettext_lazy(
+        "Read the conversation and the **response**. First say whether the response "
+        "**makes sense** in the conversation. Only if it does, say whether it is **specific** to "
+        "this conversation, rather than something that could be said almost anywhere."
+    )
+    judge_prompt = (
+        "A response is sensible if it is completely reasonable in context; anything confusing, "
+        "illogical, out of context or factually wrong does not make sense. It is specific if it "
+        "relates to this conversation rather than being something that could be said almost "
+        "anywhere (Adiwardana et al., 2020).\n{questions}"
+    )
+    judge_prompt_version = "ssa-v1"
+    planner_sizing = "model"
+    planner_design_type = SSADesign
     default_redundancy = 5
     parameter_help = {
         "sensible_question": "Meena's wording: anything confusing, illogical, out of context "
@@ -67,6 +85,16 @@ class SSAProtocol(ResponseItems, GoldChecks, Simulated):
 
     def default_parameters(self) -> dict[str, Any]:
         return {"sensible_question": SENSIBLE, "specific_question": SPECIFIC, "n_boot": 1000}
+
+    def planner_design(
+        self,
+        parameters: Mapping[str, Any],
+        *,
+        redundancy: int,
+        sizes: Mapping[str, int],
+        n_boot: int,
+    ) -> SSADesign:
+        return ssa_design(parameters, redundancy=redundancy, sizes=sizes, n_boot=n_boot)
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         cleaned = self.parameters_merged(parameters)

@@ -29,26 +29,30 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import pandas as pd
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
-from annotation import aggregation
 from annotation.datasets.records import EMOTIONLINES_LABELS, DialogueRecord, UtteranceRecord
-from annotation.emotion_labels import (
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.protocols.base import (
+    DialogueItems,
+    GoldChecks,
+    Judged,
+    Planned,
+    Question,
+    Reliability,
+    Report,
+    Simulated,
+)
+from annotation.protocols.emotionlines.planner import kappa_design
+from evalstats import aggregation
+from evalstats.emotion_labels import (
     distribution_figure,
     gold_labels,
     kappa_by_source,
     label_distribution,
     utterance_votes,
 )
-from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.protocols.base import (
-    DialogueItems,
-    GoldChecks,
-    Question,
-    Reliability,
-    Report,
-    Simulated,
-)
+from evalstats.planner import KappaDesign
 
 NON_NEUTRAL = aggregation.NON_NEUTRAL
 PAY_BUCKETS = [[5, 9, "0.10"], [10, 14, "0.15"], [15, 19, "0.20"], [20, 24, "0.25"]]
@@ -68,7 +72,7 @@ LABEL_NAMES = (
     gettext_noop("disgust"),
 )
 # Stored with each judgment's presentation, in English; the page shows its translation
-# (templates/annotation/protocols/emotionlines.html).
+# (emotionlines/task.html).
 INSTRUCTIONS = (
     "Read the whole conversation. Then, line by line, choose the emotion the speaker expresses "
     "in that line, in the context of the conversation. Take at least {seconds:g} seconds to "
@@ -81,12 +85,22 @@ def utterance_key(index: int) -> str:
     return f"u{index}"
 
 
-class EmotionLinesProtocol(DialogueItems, GoldChecks, Simulated):
+class EmotionLinesProtocol(DialogueItems, GoldChecks, Simulated, Judged, Planned):
     """Label every utterance of a dialogue with an emotion."""
 
     name = "emotionlines"
     title = "Emotion labeling of whole dialogues (EmotionLines)"
-    template_name = "annotation/protocols/emotionlines.html"
+    template_name = "emotionlines/task.html"
+    instructions = gettext_lazy(
+        "Read the whole conversation. Then, line by line, choose the emotion the "
+        "speaker expresses in that line, in the context of the conversation. Take at least "
+        "{seconds:g} seconds to think about each line: an answer given sooner is not accepted."
+    )
+    judge_prompt = "Label every line.\n{questions}"
+    judge_prompt_version = "emotionlines-v1"
+    planner_sizing = "dialogue"
+    planner_words = ("kappa",)
+    planner_design_type = KappaDesign
     default_redundancy = 5
     default_items_per_assignment = 1  # one HIT = one dialogue (§4)
 
@@ -99,6 +113,20 @@ class EmotionLinesProtocol(DialogueItems, GoldChecks, Simulated):
             "pay_buckets": [list(b) for b in PAY_BUCKETS],
             "n_boot": 1000,
         }
+
+    def default_instructions(self, parameters: Mapping[str, Any]) -> str:
+        seconds = float(parameters.get("min_seconds_per_utterance", 3))
+        return str(self.instructions).format(seconds=seconds)
+
+    def planner_design(
+        self,
+        parameters: Mapping[str, Any],
+        *,
+        redundancy: int,
+        sizes: Mapping[str, int],
+        n_boot: int,
+    ) -> KappaDesign:
+        return kappa_design(parameters, redundancy=redundancy, sizes=sizes, n_boot=n_boot)
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         cleaned = self.parameters_merged(parameters)

@@ -16,21 +16,22 @@ from typing import Any
 
 import pandas as pd
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop
 
-from annotation import aggregation, reports, uncertainty
 from annotation.datasets.records import EMOCONTEXT_LABELS, DialogueRecord, UtteranceRecord
-from annotation.emotion_labels import distribution_figure, kappa_by_source
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     DialogueItems,
     GoldChecks,
+    Judged,
     Question,
     Reliability,
     Report,
     Simulated,
     label_simulated,
 )
+from evalstats import aggregation, reports, uncertainty
+from evalstats.emotion_labels import distribution_figure, kappa_by_source
 
 QUESTION = gettext_noop(
     "Read the conversation. Which emotion does the user express in their last message, given "
@@ -46,12 +47,19 @@ LABEL_NAMES = (
 )
 
 
-class EmoContextProtocol(DialogueItems, GoldChecks, Simulated):
+class EmoContextProtocol(DialogueItems, GoldChecks, Simulated, Judged):
     """Label the last turn of a 3-turn dialogue: happy, sad, angry or others."""
 
     name = "emocontext"
     title = "Contextual emotion of a 3-turn dialogue (EmoContext)"
-    template_name = "annotation/protocols/emocontext.html"
+    template_name = "emocontext/task.html"
+    instructions = gettext_lazy(
+        "Read the short conversation between a user and a chat agent. Choose the "
+        "emotion the **user** expresses in their **last message**: happy, sad, angry, or others "
+        "when it is none of these."
+    )
+    judge_prompt = "{questions}"
+    judge_prompt_version = "emocontext-v1"
     default_redundancy = 7
 
     def default_parameters(self) -> dict[str, Any]:

@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
-from annotation import figures, uncertainty
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     LiveChat,
+    Planned,
     Question,
     Reliability,
     Report,
@@ -43,6 +43,9 @@ from annotation.protocols.base import (
 )
 from annotation.protocols.empathetic_chat import _ranges_check
 from annotation.protocols.ssa import SSAProtocol, ssa_figure, ssa_labels, ssa_scores
+from annotation.protocols.ssa_interactive.planner import chat_design
+from evalstats import figures, uncertainty
+from evalstats.planner import ChatDesign
 
 # Who says the opener: Meena §2.3 has the bot open with "Hi!"; its appendix and released logs
 # have the human open with it (PROTOCOLS.md §6).
@@ -86,12 +89,19 @@ END_COMMENT_MAX_CHARS = 2000
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-class InteractiveSSAProtocol(LiveChat, Simulated):
+class InteractiveSSAProtocol(LiveChat, Simulated, Planned):
     """Chat with a bot and label each of its turns sensible, then specific."""
 
     name = "ssa_interactive"
     title = "Interactive SSA (chat with a bot, label its turns)"
     template_name = "annotation/chat.html"
+    instructions = gettext_lazy(
+        "Chat with a chatbot about anything you like. After each of its "
+        "replies, say whether it **makes sense** and whether it is **specific** to the "
+        "conversation. No waiting for a partner: the chatbot answers within seconds."
+    )
+    planner_sizing = "chat"
+    planner_design_type = ChatDesign
     chat_mode = "bot"
 
     def default_parameters(self) -> dict[str, Any]:
@@ -112,6 +122,16 @@ class InteractiveSSAProtocol(LiveChat, Simulated):
             "end_questions": [dict(q) for q in END_QUESTIONS],
             "end_comment": True,
         }
+
+    def planner_design(
+        self,
+        parameters: Mapping[str, Any],
+        *,
+        redundancy: int,
+        sizes: Mapping[str, int],
+        n_boot: int,
+    ) -> ChatDesign:
+        return chat_design(parameters, redundancy=redundancy, sizes=sizes, n_boot=n_boot)
 
     def clean_parameters(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         cleaned = self.parameters_merged(parameters)

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
-from annotation import figures
 from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import LiveChat, Question, Report
+from evalstats import figures
 
 # ED's published range of the shares of its labels, in % (Rashkin et al. 2019).
 PUBLISHED_SHARES = (1.9, 5.1)
@@ -177,6 +177,13 @@ class EmpatheticChatProtocol(LiveChat):
     name = "empathetic_chat"
     title = "Empathetic dialogue collection (two live workers)"
     template_name = "annotation/chat.html"
+    instructions = gettext_lazy(
+        "1. Pick a feeling and describe, in 1 to 3 sentences, a situation in "
+        "which you felt that way.\n2. Wait in the lobby while we pair you with another worker "
+        "(keep the page open; it may take a few minutes).\n3. Chat **twice** with that worker: "
+        "once about your situation (you speak first) and once about theirs (you listen and "
+        "reply)."
+    )
     chat_mode = "pair"
     seats_needed = 2  # two conversations per pair, roles swapped
     # "Frequent workers were limited to 100 conversations" (PROTOCOLS.md §1).

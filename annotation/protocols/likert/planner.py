@@ -1,0 +1,21 @@
+"""The Likert study's design for the planner (``evalstats.planner.likert``): the items of the
+smallest model (the weakest comparison), one rating per worker per item, Holm over the models
+but one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalstats.planner import LikertDesign
+
+
+def likert_design(
+    parameters: Mapping[str, Any], *, redundancy: int, sizes: Mapping[str, int], n_boot: int
+) -> LikertDesign:
+    """Return the design of a Likert draft with ``sizes`` items per model."""
+    return LikertDesign(
+        items_per_model=min(sizes.values()),
+        ratings_per_item=redundancy,
+        comparisons=max(1, len(sizes) - 1),
+    )

@@ -1,9 +1,11 @@
 """Live chats over websockets: ED collection between two workers and interactive SSA.
 
 Modules: ``frames`` (what the browser may send, validated), ``seats`` (arrival, sockets,
-the state a worker sees), ``empathetic`` (situations, lobby, turns, departures), ``bot``
-(interactive SSA: bot turns as Celery tasks, labels), ``notify`` (channel-layer groups),
-``human_ssa`` (collected conversations into a static SSA campaign). The consumer
+the state a worker sees), ``states`` (the transition tables of seat stages and dialogue
+statuses), ``messages`` (a worker's message, stored the same way in both modes),
+``empathetic`` (situations, lobby, turns, departures), ``bot`` (interactive SSA: bot turns as
+Celery tasks, labels), ``notify`` (channel-layer groups), ``human_ssa`` (collected
+conversations into a static SSA campaign). The consumer
 (``annotation.consumers``) parses a frame and calls ``frame_handle``; docs/chat.md tells the
 whole story.
 """

@@ -37,6 +37,7 @@ from annotation.allocation import items_reopen
 from annotation.exceptions import InvalidAnswer
 from annotation.models import Campaign, Item, Judgment, Participation, Worker
 from annotation.protocols import GoldChecks, registry
+from evalsite.celery import task_send
 from evalstats.aggregation import rater_agreement
 from evalstats.quality_rule import ATTENTION_BLOCK, Rule, worker_decisions
 from webhooks import events as webhook_events
@@ -251,10 +252,10 @@ def quality_review_soon(*, campaign_id: int) -> None:
     except Exception as exc:  # noqa: BLE001
         logger.warning("quality review not asked (cache unavailable): %s", exc)
         return
-    from annotation.tasks import campaign_quality_review  # tasks import services, which import us
-
     transaction.on_commit(
-        lambda: campaign_quality_review.apply_async((campaign_id,), countdown=REVIEW_EVERY_S),
+        lambda: task_send(
+            "annotation.tasks.campaign_quality_review", campaign_id, countdown=REVIEW_EVERY_S
+        ),
         robust=True,
     )
 

@@ -6,11 +6,10 @@ from celery import shared_task
 from annotation.allocation import leases_purge_expired
 from annotation.chat.bot import bot_turn_run, ratings_sweep
 from annotation.chat.empathetic import chats_sweep
-from annotation.judges.tasks import judge_job_run  # noqa: F401 (registers the judge task)
 from annotation.payments import publications_sync
 from annotation.quality import quality_review
 from annotation.services import assignments_abandon_stale
-from annotation.steering import plan_refresh
+from annotation.steering_plan import plan_refresh
 
 
 @shared_task(soft_time_limit=120, time_limit=150)

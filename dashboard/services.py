@@ -47,6 +47,7 @@ from annotation.studyfiles import study_export
 from dashboard.judges import judges_report_build
 from dashboard.models import Job
 from dashboard.money import money_text, provider_currency
+from evalsite.celery import task_send
 from evalstats.aggregation import AGGREGATES
 from evalstats.reports import figures_index, report_write
 from evalstats.uncertainty import report_options_set
@@ -112,9 +113,7 @@ def job_start(
         created_by=user if getattr(user, "is_authenticated", False) else None,
         message="Waiting for a worker…",
     )
-    from dashboard.tasks import job_run
-
-    transaction.on_commit(lambda: job_run.delay(job.pk))
+    transaction.on_commit(lambda: task_send("dashboard.tasks.job_run", job.pk))
     return job
 
 

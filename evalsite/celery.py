@@ -1,6 +1,8 @@
 """The Celery app: JSON only, late acks, one task at a time, time limits, an inference queue."""
 
+import functools
 import os
+from typing import Any
 
 from celery import Celery, Task
 from celery.signals import task_prerun, worker_init
@@ -50,6 +52,28 @@ app.conf.update(
     },
 )
 app.autodiscover_tasks()
+
+
+@functools.cache
+def _tasks_imported() -> None:
+    """Import every app's tasks module once (a worker does so at start; a web process when
+    it first sends a task), so that eager tasks run and unknown names fail loudly."""
+    app.autodiscover_tasks(force=True)
+
+
+def task_send(name: str, *args: Any, **options: Any) -> None:
+    """Send the task registered as ``name`` (``"<app>.tasks.<function>"``) with ``args`` and
+    Celery's ``options`` (``countdown``…); raise KeyError for a name no app registers.
+
+    Services send their tasks by name, so a service never imports the tasks module that
+    imports it (docs/architecture.md, "Layers").
+    """
+    _tasks_imported()
+    task = app.tasks[name]
+    if options:
+        task.apply_async(args, **options)
+    else:
+        task.delay(*args)
 
 
 # Celery's Django fixup closes every database connection before and after each task (and,

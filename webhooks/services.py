@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from annotation.exceptions import InvalidParameters, NotFound
 from annotation.models import Campaign
+from evalsite.celery import task_send
 from webhooks import transport
 from webhooks.models import SUBSCRIBABLE, Event, WebhookDelivery, WebhookEndpoint
 from webhooks.signing import signature
@@ -181,11 +182,9 @@ def webhook_test_send(*, campaign: Campaign, endpoint_id: int) -> WebhookDeliver
 
 def deliveries_queue(ids: list[int]) -> None:
     """Queue one send task per delivery; a broker that is down leaves them to the sweep."""
-    from webhooks.tasks import webhook_deliver
-
     for pk in ids:
         try:
-            webhook_deliver.delay(pk)
+            task_send("webhooks.tasks.webhook_deliver", pk)
         except Exception:  # the event is stored; webhooks_due sends it within a minute
             logger.warning("webhook delivery %s not queued; the sweep will send it", pk)
 

@@ -10,7 +10,7 @@ from django.db import close_old_connections, connection
 from django.db.models import Count
 from django.test.utils import CaptureQueriesContext
 
-from annotation import adaptive, steering
+from annotation import steering, steering_plan
 from annotation.allocation import item_next
 from annotation.exceptions import InvalidParameters
 from annotation.models import Item, Judgment, Lease
@@ -24,6 +24,7 @@ from annotation.services import (
     worker_visit,
 )
 from annotation.simulation import SimulatedWorker, crowd_run
+from evalstats import adaptive
 from tests.factories import CampaignFactory, WorkerFactory
 
 PAIRWISE = registry.get("pairwise")
@@ -68,7 +69,7 @@ def _run(campaign, judgments: int, *, step: int = 10) -> None:
     worker would (with a broker in the tests, nobody consumes the queued refresh)."""
     crowd = [SimulatedWorker(f"sim-{n}", "good") for n in range(12)]
     for start in range(0, judgments, step):
-        steering.plan_refresh(campaign_id=campaign.pk)
+        steering_plan.plan_refresh(campaign_id=campaign.pk)
         crowd_run(
             campaign=campaign,
             workers=crowd,
@@ -208,7 +209,7 @@ def test_an_adaptive_campaign_gives_the_uncertain_pair_more_judgments():
     assert min(adaptive_counts.values()) >= 4  # every pair got its floor
     assert adaptive_counts["AB"] > 2 * max(adaptive_counts["AC"], adaptive_counts["BC"])
     assert uniform_counts["AB"] < 30  # uniform spreads them (20 each, give or take)
-    plan = steering.plan_refresh(campaign_id=steered.pk)
+    plan = steering_plan.plan_refresh(campaign_id=steered.pk)
     assert plan.pairs[0] == ("A", "B") and plan.judged == 60
 
 
@@ -216,7 +217,7 @@ def test_an_adaptive_campaign_gives_the_uncertain_pair_more_judgments():
 def test_the_plan_counts_what_the_report_counts_and_lists_open_items():
     campaign = _campaign("adaptive", per_pair=3, redundancy=1, floor=1)
     _run(campaign, 6, step=6)
-    plan = steering.plan_compute(campaign)
+    plan = steering_plan.plan_compute(campaign)
     assert plan.judged == 6
     open_ids = set(Item.objects.filter(campaign=campaign, judged=0).values_list("pk", flat=True))
     assert {pk for ids in plan.items for pk in ids} <= open_ids
@@ -254,10 +255,8 @@ def test_the_report_says_which_allocation_was_used():
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_workers_on_an_adaptive_campaign_never_overfill_an_item():
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL")
     campaign = _campaign("adaptive", per_pair=10, redundancy=2, floor=2)
-    steering.plan_refresh(campaign_id=campaign.pk)
+    steering_plan.plan_refresh(campaign_id=campaign.pk)
     stored: Counter[str] = Counter()
     errors: list[BaseException] = []
     barrier = threading.Barrier(20)
@@ -278,7 +277,7 @@ def test_concurrent_workers_on_an_adaptive_campaign_never_overfill_an_item():
                 assert result.created
                 stored[arrival.worker_id] += 1
                 if stored[arrival.worker_id] % 5 == 0:
-                    steering.plan_refresh(campaign_id=campaign.pk)
+                    steering_plan.plan_refresh(campaign_id=campaign.pk)
         except BaseException as exc:  # reported below
             errors.append(exc)
         finally:
@@ -303,7 +302,7 @@ def test_a_steered_allocation_costs_the_same_queries_in_a_larger_campaign():
     counted = []
     for per_pair in (5, 200):
         campaign = _campaign("adaptive", per_pair=per_pair, floor=0)
-        plan = steering.plan_refresh(campaign_id=campaign.pk)
+        plan = steering_plan.plan_refresh(campaign_id=campaign.pk)
         assignment = assignment_start(campaign=campaign, worker=WorkerFactory())
         with CaptureQueriesContext(connection) as queries:
             item = item_next(assignment=assignment)
@@ -331,10 +330,10 @@ def test_an_unreachable_cache_leaves_allocation_uniform(settings, caplog):
 @pytest.mark.django_db
 def test_a_refresh_replaces_the_previous_plans_item_lists():
     campaign = _campaign("adaptive", per_pair=5, floor=0)
-    steering.plan_refresh(campaign_id=campaign.pk)
+    steering_plan.plan_refresh(campaign_id=campaign.pk)
     first = cache.get(f"adaptive:plan:{campaign.pk}")
     old_keys = [f"adaptive:items:{first['version']}:{n}:{campaign.pk}" for n in range(3)]
-    steering.plan_refresh(campaign_id=campaign.pk)
+    steering_plan.plan_refresh(campaign_id=campaign.pk)
     second = cache.get(f"adaptive:plan:{campaign.pk}")
     assert second["version"] != first["version"] and second["lists"] == 3
     assert not any(cache.get(key) for key in old_keys)
@@ -344,10 +343,10 @@ def test_a_refresh_replaces_the_previous_plans_item_lists():
 @pytest.mark.django_db
 def test_a_refresh_of_a_campaign_gone_or_no_longer_adaptive_clears_its_plan():
     campaign = _campaign("adaptive", per_pair=3, floor=0)
-    steering.plan_refresh(campaign_id=campaign.pk)
+    steering_plan.plan_refresh(campaign_id=campaign.pk)
     assert cache.get(f"adaptive:plan:{campaign.pk}") is not None
     campaign.parameters = {**campaign.parameters, "allocation": "uniform"}
     campaign.save(update_fields=["parameters"])
-    assert steering.plan_refresh(campaign_id=campaign.pk) is None
+    assert steering_plan.plan_refresh(campaign_id=campaign.pk) is None
     assert cache.get(f"adaptive:plan:{campaign.pk}") is None
-    assert steering.plan_refresh(campaign_id=10**9) is None  # no such campaign
+    assert steering_plan.plan_refresh(campaign_id=10**9) is None  # no such campaign

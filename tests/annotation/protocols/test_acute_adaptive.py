@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from annotation import steering
+from annotation import steering_plan
 from annotation.models import Item, Judgment
 from annotation.protocols import registry
 from annotation.selectors import campaign_report
@@ -49,7 +49,7 @@ def test_an_adaptive_acute_campaign_steers_to_the_uncertain_pair_and_says_so():
     campaign = _campaign("adaptive")
     crowd = [SimulatedWorker(f"sim-{n}", "good") for n in range(12)]
     for start in range(0, 60, 10):  # the plan refreshed every 10 items, as the worker would
-        steering.plan_refresh(campaign_id=campaign.pk)
+        steering_plan.plan_refresh(campaign_id=campaign.pk)
         crowd_run(
             campaign=campaign,
             workers=crowd,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from dashboard import api_keys, browse, publishing, views, webhooks, wizard
+from dashboard import browse, publishing, views, wizard
 
 app_name = "dashboard"
 
@@ -41,26 +41,6 @@ urlpatterns = [
     path("c/<slug:slug>/bonuses/", views.bonuses_upload, name="bonuses_upload"),
     path("c/<slug:slug>/status/", views.campaign_status, name="campaign_status"),
     path("c/<slug:slug>/budget/", views.campaign_budget, name="campaign_budget"),
-    path("c/<slug:slug>/webhooks/", webhooks.webhooks_page, name="webhooks"),
-    path("c/<slug:slug>/webhooks/new/", webhooks.webhook_new, name="webhook_new"),
-    path(
-        "c/<slug:slug>/webhooks/<int:endpoint_id>/remove/",
-        webhooks.webhook_remove,
-        name="webhook_remove",
-    ),
-    path(
-        "c/<slug:slug>/webhooks/<int:endpoint_id>/test/",
-        webhooks.webhook_test,
-        name="webhook_test",
-    ),
-    path(
-        "c/<slug:slug>/webhooks/deliveries/<uuid:delivery_id>/redeliver/",
-        webhooks.webhook_redeliver,
-        name="webhook_redeliver",
-    ),
-    path("api-keys/", api_keys.api_keys, name="api_keys"),
-    path("api-keys/new/", api_keys.api_key_new, name="api_key_new"),
-    path("api-keys/revoke/", api_keys.api_key_revoke_view, name="api_key_revoke"),
     path("new/", wizard.wizard_start, name="wizard"),
     path("new/<slug:slug>/settings/", wizard.wizard_settings, name="wizard_settings"),
     path("new/<slug:slug>/items/", wizard.wizard_items, name="wizard_items"),

@@ -17,6 +17,9 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("dashboard/", include("dashboard.urls")),
+    # Pages of the apps above the dashboard (it links to them, never imports them).
+    path("dashboard/", include("webhooks.urls")),
+    path("dashboard/", include("api.page_urls")),
     path("api/v1/", include("api.urls")),
     path("", include("annotation.urls")),
 ]

@@ -515,8 +515,8 @@ def test_personal_links_download_as_csv_and_open_the_study(ada, researcher, clie
 
 def test_the_campaign_page_links_its_webhooks_and_the_api_keys(ada, filled) -> None:
     page = ada.get(reverse("dashboard:campaign", args=[filled.slug])).content.decode()
-    assert reverse("dashboard:webhooks", args=[filled.slug]) in page
-    assert reverse("dashboard:api_keys") in page
+    assert reverse("webhooks:list", args=[filled.slug]) in page
+    assert reverse("apikeys:list") in page
 
 
 def test_the_report_form_offers_and_passes_the_label_aggregation(ada, filled, start_job) -> None:

@@ -19,12 +19,12 @@ def test_the_test_event_is_a_signed_delivery_in_the_log(
     endpoint = webhook_create(campaign=owned, url=receiver.url, events=["job.done"])
     client = Client()
     client.force_login(researcher)
-    page = client.get(reverse("dashboard:webhooks", args=[owned.slug])).content.decode()
+    page = client.get(reverse("webhooks:list", args=[owned.slug])).content.decode()
     assert f'data-test-endpoint="{endpoint.pk}"' in page
     assert 'value="webhook.test"' not in page  # not an event to subscribe to
     with django_capture_on_commit_callbacks(execute=False):
         response = client.post(
-            reverse("dashboard:webhook_test", args=[owned.slug, endpoint.pk]), follow=True
+            reverse("webhooks:test", args=[owned.slug, endpoint.pk]), follow=True
         )
     assert "Test event queued" in response.content.decode()
     delivery = WebhookDelivery.objects.get()
@@ -35,7 +35,7 @@ def test_the_test_event_is_a_signed_delivery_in_the_log(
     assert headers["X-Evalsite-Event"] == "webhook.test"
     assert payload["event"] == "webhook.test" and payload["data"]["test"] is True
     assert payload["id"] == headers["X-Evalsite-Delivery"] == str(delivery.delivery_id)
-    log = client.get(reverse("dashboard:webhooks", args=[owned.slug])).content.decode()
+    log = client.get(reverse("webhooks:list", args=[owned.slug])).content.decode()
     assert str(delivery.delivery_id) in log or "webhook.test" in log
 
 
@@ -45,11 +45,11 @@ def test_the_test_event_is_refused_for_another_campaigns_or_an_off_endpoint(
     endpoint = webhook_create(campaign=owned, url=receiver.url, events=["job.done"])
     client = Client()
     client.force_login(researcher)
-    url = reverse("dashboard:webhook_test", args=[owned.slug, endpoint.pk + 1])
+    url = reverse("webhooks:test", args=[owned.slug, endpoint.pk + 1])
     assert "No such webhook endpoint" in client.post(url, follow=True).content.decode()
     endpoint.active = False
     endpoint.save(update_fields=["active"])
-    url = reverse("dashboard:webhook_test", args=[owned.slug, endpoint.pk])
+    url = reverse("webhooks:test", args=[owned.slug, endpoint.pk])
     assert "This endpoint is off" in client.post(url, follow=True).content.decode()
     assert not WebhookDelivery.objects.exists()
     assert client.get(url).status_code == 405

@@ -38,7 +38,7 @@ def api_key_new(request: HttpRequest) -> HttpResponse:
         _, key = api_key_create(user=request.user, name=request.POST.get("name", ""))
     except AnnotationError as exc:
         messages.error(request, exc.message)
-        return redirect("dashboard:api_keys")
+        return redirect("apikeys:list")
     return _page(request, new_key=key)
 
 
@@ -51,4 +51,4 @@ def api_key_revoke_view(request: HttpRequest) -> HttpResponse:
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Revoked {row.prefix}…; it no longer opens the API.")
-    return redirect("dashboard:api_keys")
+    return redirect("apikeys:list")

@@ -60,7 +60,7 @@ def webhook_new(request: HttpRequest, slug: str) -> HttpResponse:
         )
     except AnnotationError as exc:
         messages.error(request, exc.message)
-        return redirect("dashboard:webhooks", slug=slug)
+        return redirect("webhooks:list", slug=slug)
     return _page(request, campaign, new=endpoint)
 
 
@@ -74,7 +74,7 @@ def webhook_remove(request: HttpRequest, slug: str, endpoint_id: int) -> HttpRes
         messages.error(request, exc.message)
     else:
         messages.success(request, "Removed the endpoint and its deliveries.")
-    return redirect("dashboard:webhooks", slug=slug)
+    return redirect("webhooks:list", slug=slug)
 
 
 @require_POST
@@ -87,7 +87,7 @@ def webhook_redeliver(request: HttpRequest, slug: str, delivery_id: UUID) -> Htt
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Delivery {row.delivery_id} queued again (same id).")
-    return redirect("dashboard:webhooks", slug=slug)
+    return redirect("webhooks:list", slug=slug)
 
 
 @require_POST
@@ -105,4 +105,4 @@ def webhook_test(request: HttpRequest, slug: str, endpoint_id: int) -> HttpRespo
             f"Test event queued for {row.endpoint.url} (delivery {row.delivery_id}); "
             "its outcome is in the log below.",
         )
-    return redirect("dashboard:webhooks", slug=slug)
+    return redirect("webhooks:list", slug=slug)

@@ -11,12 +11,12 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
+from annotation import signals
 from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign
 from annotation.protocols import LiveChat, Protocol, registry
 from annotation.study_pages import study_clean
-from webhooks import events as webhook_events
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _NAME_MAX = Campaign._meta.get_field("name").max_length or 200
@@ -59,6 +59,7 @@ def campaign_create_check(
             "or digit."
         )
         raise InvalidParameters(message, fields={"slug": message})
+    name = _name_clean(name or slug)
     proto = _protocol(protocol)
     work = settings_clean(
         {
@@ -81,7 +82,7 @@ def campaign_create_check(
         raise Conflict(message, fields={"slug": message})
     return {
         "slug": slug,
-        "name": _name_clean(name or slug),
+        "name": name,
         "protocol": protocol,
         "parameters": cleaned,
         "withdrawal": withdrawal,
@@ -157,7 +158,7 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
     campaign.status = target
     campaign.save(update_fields=["status", "updated_at"])
     if target == Campaign.Status.FINISHED:
-        webhook_events.campaign_finished(campaign)
+        signals.campaign_finished.send(Campaign, campaign=campaign)
     return campaign
 
 

@@ -70,7 +70,7 @@ def main() -> None:
 
 
 def classify(dataset: Dataset) -> None:
-    from modelhub.emotion import EmotionClassifier
+    from modelhub.backends.emotion import EmotionClassifier
 
     rows = pd.DataFrame(
         list(

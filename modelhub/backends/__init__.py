@@ -44,6 +44,13 @@ def backend_load(name: str, config: dict) -> Backend:
     ]
     if missing:
         raise ValueError(f"the {name} backend needs {', '.join(map(repr, missing))}")
+    if BACKENDS[name].wraps:  # a wrapper (emotion_prepend): its inner backend built first
+        inner = config["backend"]
+        if inner == name or not isinstance(inner, str):
+            raise ValueError(
+                f"{name} wraps another backend: 'backend' must name one, not {inner!r}"
+            )
+        config = config | {"backend": backend_load(inner, config.get("config") or {})}
     try:
         return BACKENDS[name](**config)
     except TypeError as exc:

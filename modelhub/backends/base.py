@@ -94,6 +94,9 @@ class Backend(ABC):
     """A way to get responses from a model. No Django imports: testable alone."""
 
     name: ClassVar[str]
+    # A wrapper around another backend (named by its ``backend`` option): the registry builds
+    # that one and passes it in.
+    wraps: ClassVar[bool] = False
     # The reply length limit when an endpoint's decoding names none (filled in at
     # registration): short for the dialogue models of the papers, long for chat models.
     default_max_new_tokens: int = 40

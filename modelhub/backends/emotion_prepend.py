@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from modelhub.backends.base import Backend, Example, Reply, TokenScores, config_check
+from modelhub.backends.emotion import EmotionClassifier
 
 
 class EmotionPrepend(Backend):
@@ -24,19 +25,12 @@ class EmotionPrepend(Backend):
 
     name = "emotion_prepend"
 
-    def __init__(self, classifier: str, backend: str, config: dict | None = None) -> None:
-        from modelhub.backends import backend_load  # the registry imports this module
-        from modelhub.emotion import EmotionClassifier
+    # The registry builds the wrapped backend (``backend`` and its ``config``) and passes it in.
+    wraps = True
 
-        config_check(
-            self.name,
-            locals(),
-            required=["classifier", "backend"],
-            types={"classifier": str, "backend": str, "config": dict},
-        )
-        if backend == self.name:
-            raise ValueError("emotion_prepend cannot wrap itself")
-        self.inner = backend_load(backend, dict(config or {}))
+    def __init__(self, classifier: str, backend: Backend, config: dict | None = None) -> None:
+        config_check(self.name, locals(), required=["classifier"], types={"classifier": str})
+        self.inner = backend
         self.default_max_new_tokens = self.inner.default_max_new_tokens
         self.classifier = EmotionClassifier.load(classifier)
 

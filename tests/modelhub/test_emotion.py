@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from modelhub.backends import Example, backend_load
-from modelhub.emotion import EmotionClassifier
+from modelhub.backends.emotion import EmotionClassifier
 
 TRAIN = [
     ("I finally got promoted after years of work!", "proud"),
@@ -69,3 +69,5 @@ def test_emotion_prepend_puts_the_predicted_label_before_the_context(classifier,
     assert bot.generate([example], {}) == ["Thanks!"]
     with pytest.raises(ValueError, match="unknown backend"):
         backend_load("emotion_prepend", {"classifier": str(folder), "backend": "gpt"})
+    with pytest.raises(ValueError, match="wraps another backend"):
+        backend_load("emotion_prepend", {"classifier": str(folder), "backend": "emotion_prepend"})

@@ -6,8 +6,10 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation (crowd side)"
 
     def ready(self) -> None:
-        # A judge's generation job queued again (the admin's action) runs the judge's task.
-        from annotation.judges.services import LABEL_PREFIX, judge_job_enqueue
-        from modelhub.services import job_runner_register
+        # LLM judges run as modelhub jobs of kind "judge": modelhub's job task (started, or
+        # queued again from the admin) runs them with the judge's runner registered here.
+        from annotation.judges.services import judge_job_run
+        from modelhub.jobs import job_kind_register
+        from modelhub.models import GenerationJob
 
-        job_runner_register(label_prefix=LABEL_PREFIX, enqueue=judge_job_enqueue)
+        job_kind_register(kind=GenerationJob.Kind.JUDGE, runner=judge_job_run)

@@ -13,8 +13,8 @@ from django.http import HttpRequest
 
 from modelhub.backends import backend_load
 from modelhub.decoding import decoding_validate
+from modelhub.jobs import job_retry
 from modelhub.models import Generation, GenerationJob, ModelEndpoint
-from modelhub.services import generation_job_retry
 
 
 class ModelEndpointForm(forms.ModelForm):
@@ -63,6 +63,7 @@ class GenerationJobAdmin(admin.ModelAdmin):
     list_display = [
         "id",
         "endpoint",
+        "kind",
         "label",
         "status",
         "progress_display",
@@ -70,10 +71,11 @@ class GenerationJobAdmin(admin.ModelAdmin):
         "created_at",
         "finished_at",
     ]
-    list_filter = ["status", "endpoint"]
+    list_filter = ["kind", "status", "endpoint"]
     search_fields = ["label", "error"]
     readonly_fields = [
         "endpoint",
+        "kind",
         "label",
         "batch_size",
         "total",
@@ -93,11 +95,11 @@ class GenerationJobAdmin(admin.ModelAdmin):
         return f"{obj.done}/{obj.total} ({obj.progress:.0%})"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # jobs are started by code (generation_job_start), not typed in
+        return False  # jobs are started by code (modelhub.jobs), not typed in
 
     @admin.action(description="Queue the selected jobs again (keeps what they stored)")
     def retry(self, request: HttpRequest, queryset: QuerySet[GenerationJob]) -> None:
         jobs = list(queryset.exclude(status=GenerationJob.Status.DONE))
         for job in jobs:
-            generation_job_retry(job=job)
+            job_retry(job=job)  # run again by its kind's runner
         self.message_user(request, f"{len(jobs)} job(s) queued again.", messages.SUCCESS)

@@ -1,5 +1,6 @@
-"""Writes of the model side: registering models, storing their generations once, running
-generation jobs, and one bot turn of a live chat."""
+"""Writes of the model side: registering models, storing their generations once, generation
+jobs (started here, run by the generator's runner; their rows are ``modelhub.jobs``'), and
+one bot turn of a live chat."""
 
 from __future__ import annotations
 
@@ -7,18 +8,16 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import transaction
-from django.db.models import Value
-from django.db.models.functions import Greatest
-from django.utils import timezone
 
 from modelhub.backends import BACKENDS, Backend, Example, Reply, backend_load
 from modelhub.decoding import decoding_validate
+from modelhub.jobs import job_begin, job_finish, job_progress, job_start
 from modelhub.models import Generation, GenerationJob, ModelEndpoint
 
 LOOKUP_CHUNK = 500  # hashes per IN (...) query: well under SQLite's variable limit
@@ -162,110 +161,53 @@ def generation_job_start(
     label: str = "",
     batch_size: int = 32,
 ) -> GenerationJob:
-    """Create a job for the examples (each distinct context once) and enqueue it on commit.
-
-    Without a broker (the embedded default) Celery runs the task eagerly, in this process.
-    """
-    if batch_size < 1:
-        raise ValueError("batch_size must be at least 1")
+    """Start a generation job: the endpoint answers each distinct context once; the job is
+    queued on commit. Raise ValueError when the endpoint's decoding parameters or
+    ``batch_size`` are wrong."""
     decoding_validate(endpoint.decoding)
     distinct = list({example_key(e): e.as_dict() for e in examples}.values())
-    job = GenerationJob.objects.create(
+    return job_start(
         endpoint=endpoint,
+        kind=GenerationJob.Kind.GENERATION,
         examples=distinct,
         label=label,
-        total=len(distinct),
         batch_size=batch_size,
     )
-    generation_job_enqueue(job=job)
-    return job
 
 
-# Jobs another app runs with its own task, by the prefix of their label (LLM judges: "judge:").
-_RUNNERS: dict[str, Callable[[int], None]] = {}
-
-
-def job_runner_register(*, label_prefix: str, enqueue: Callable[[int], None]) -> None:
-    """Let another app run the jobs whose label starts with ``label_prefix``: ``enqueue``
-    queues its task for a job id (called when such a job is queued again)."""
-    _RUNNERS[label_prefix] = enqueue
-
-
-def generation_job_enqueue(*, job: GenerationJob) -> None:
-    """Queue the job's task once the current transaction commits: generation's, or that of
-    the app that runs jobs of its label (``job_runner_register``)."""
-    from modelhub.tasks import generation_job_run as task
-
-    enqueue = next((f for p, f in _RUNNERS.items() if job.label.startswith(p)), task.delay)
-    transaction.on_commit(lambda: enqueue(job.pk))
-
-
-def generation_job_retry(*, job: GenerationJob) -> None:
-    """Put a failed (or stuck) job back in the queue; what it stored is kept."""
-    GenerationJob.objects.filter(pk=job.pk).exclude(status=GenerationJob.Status.DONE).update(
-        status=GenerationJob.Status.QUEUED, error="", finished_at=None
-    )
-    generation_job_enqueue(job=job)
-
-
-def generation_job_run(*, job_id: int, budget_s: float = 240.0) -> bool:
+def generation_job_run(*, job_id: int, start: int = 0, budget_s: float = 240.0) -> int | None:
     """Generate the job's missing responses, a batch per transaction, until it is done or
-    ``budget_s`` has been used; return whether the job is finished.
+    ``budget_s`` has been used; return the responses stored so far when time ran out, None
+    when the job is finished. The generator's runner (``modelhub.jobs``).
 
     Idempotent: responses already stored are skipped, so a redelivered task (after a worker
-    was killed) only does what is left. Backend errors propagate to the task.
+    was killed) only does what is left; ``start`` is not needed for that and is ignored.
+    Backend errors propagate to the task.
     """
-    job = GenerationJob.objects.select_related("endpoint").filter(pk=job_id).first()
-    if job is None or job.status in (GenerationJob.Status.DONE, GenerationJob.Status.FAILED):
-        return True  # deleted, finished, or failed (generation_job_retry queues it again)
+    job = job_begin(job_id=job_id, kind=GenerationJob.Kind.GENERATION)
+    if job is None:
+        return None  # deleted, finished, or failed (job_retry queues it again)
     deadline = time.monotonic() + budget_s
-    GenerationJob.objects.filter(pk=job.pk).update(
-        status=GenerationJob.Status.RUNNING,
-        started_at=job.started_at or timezone.now(),
-        attempts=job.attempts + 1,
-    )
     endpoint = job.endpoint
     examples = [Example.from_dict(d) for d in job.examples]
     keys = [example_key(e) for e in examples]
     done = set(_stored(endpoint, decoding_key(endpoint), keys))
     todo = [e for k, e in zip(keys, examples, strict=True) if k not in done]
-    _job_progress(job, len(done))
+    job_progress(job=job, done=len(done))
     backend = endpoint_backend(endpoint)
-    for start in range(0, len(todo), job.batch_size):
-        batch = todo[start : start + job.batch_size]
+    for offset in range(0, len(todo), job.batch_size):
+        batch = todo[offset : offset + job.batch_size]
         replies = backend.replies(batch, endpoint.decoding)
         with transaction.atomic():
             generations_store(endpoint=endpoint, examples=batch, replies=replies)
             done.update(example_key(e) for e in batch)
-            _job_progress(job, len(done))
-        if start + job.batch_size < len(todo) and time.monotonic() > deadline:
-            return False  # at least one batch per run, so every run makes progress
-    generation_job_finish(job=job)
-    return True
-
-
-def _job_progress(job: GenerationJob, done: int) -> None:
-    # Greatest: a slower duplicate run never moves the counter back.
-    GenerationJob.objects.filter(pk=job.pk).update(done=Greatest("done", Value(done)))
-
-
-def generation_job_finish(*, job: GenerationJob) -> None:
-    """Mark the job done, its counter recounted from the stored rows."""
-    keys = [example_key(Example.from_dict(d)) for d in job.examples]
-    stored = len(_stored(job.endpoint, decoding_key(job.endpoint), keys))
-    GenerationJob.objects.filter(pk=job.pk).update(
-        status=GenerationJob.Status.DONE if stored == job.total else GenerationJob.Status.FAILED,
-        done=stored,
-        error="" if stored == job.total else f"only {stored} of {job.total} responses stored",
-        finished_at=timezone.now(),
-    )
-
-
-def generation_job_fail(*, job_id: int, error: str) -> None:
-    """Mark the job failed with its error (what it stored is kept, never half a batch)."""
-    GenerationJob.objects.filter(pk=job_id).exclude(status=GenerationJob.Status.DONE).update(
-        status=GenerationJob.Status.FAILED, error=error[:5000], finished_at=timezone.now()
-    )
+            job_progress(job=job, done=len(done))
+        if offset + job.batch_size < len(todo) and time.monotonic() > deadline:
+            return len(done)  # at least one batch per run, so every run makes progress
+    stored = len(_stored(endpoint, decoding_key(endpoint), keys))  # recounted from the rows
+    missing = "" if stored == job.total else f"only {stored} of {job.total} responses stored"
+    job_finish(job=job, done=stored, error=missing)
+    return None
 
 
 def _conversation(turns: Sequence[str]) -> Example:

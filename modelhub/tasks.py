@@ -1,8 +1,10 @@
 """Celery tasks of the model side, routed to the ``inference`` queue (evalsite/celery.py).
 
 Thin: they take IDs, call services, and are safe to run twice (acks_late redelivers a task
-whose worker died). A generation job runs for at most ``JOB_SLICE_S`` per task and then queues
-its own continuation, so no task comes near the time limits however large the job.
+whose worker died). ``job_run`` is the one task of every job kind (generation, an LLM
+judge, …): it runs the job's kind's runner (``modelhub.jobs``) for at most
+``JOB_SLICE_S`` and then queues its own continuation, so no task comes near the time limits
+however large the job.
 """
 
 from __future__ import annotations
@@ -14,17 +16,17 @@ from celery import Task, shared_task
 from django.db import DatabaseError, InterfaceError, OperationalError
 
 from modelhub.backends import TransientBackendError
+from modelhub.jobs import job_fail
+from modelhub.jobs import job_run as job_run_service
 from modelhub.models import ModelEndpoint
 from modelhub.services import bot_reply as bot_reply_service
-from modelhub.services import generation_job_fail
-from modelhub.services import generation_job_run as generation_job_run_service
 
 logger = logging.getLogger(__name__)
 JOB_SLICE_S = 240.0
 TRANSIENT = (TransientBackendError, OperationalError, InterfaceError)
 
 
-class GenerationJobTask(Task):
+class JobTask(Task):
     """Mark the job failed with its error once the task has failed for good."""
 
     def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
@@ -35,13 +37,13 @@ class GenerationJobTask(Task):
 
 def _job_fail(job_id: int, exc: BaseException) -> None:
     try:
-        generation_job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
+        job_fail(job_id=job_id, error=f"{type(exc).__name__}: {exc}")
     except DatabaseError:  # the database itself failed: the log is all that is left
-        logger.exception("could not mark generation job %s failed", job_id)
+        logger.exception("could not mark job %s failed", job_id)
 
 
 @shared_task(
-    base=GenerationJobTask,
+    base=JobTask,
     bind=True,
     acks_late=True,
     autoretry_for=TRANSIENT,
@@ -52,11 +54,11 @@ def _job_fail(job_id: int, exc: BaseException) -> None:
     soft_time_limit=JOB_SLICE_S + 60,
     time_limit=JOB_SLICE_S + 120,
 )
-def generation_job_run(self: Task, job_id: int, slice_s: float = JOB_SLICE_S) -> bool:
-    """Work on generation job ``job_id`` for up to ``slice_s``; queue the rest; return whether
-    the job is finished."""
+def job_run(self: Task, job_id: int, start: int = 0, slice_s: float = JOB_SLICE_S) -> bool:
+    """Work on job ``job_id`` (any kind) from ``start`` for up to ``slice_s``; queue the
+    rest; return whether the job is finished."""
     try:
-        finished = generation_job_run_service(job_id=job_id, budget_s=slice_s)
+        following = job_run_service(job_id=job_id, start=start, budget_s=slice_s)
     except TRANSIENT as exc:
         if self.request.retries >= (self.max_retries or 0):  # the last try: no retry follows
             _job_fail(job_id, exc)
@@ -65,9 +67,9 @@ def generation_job_run(self: Task, job_id: int, slice_s: float = JOB_SLICE_S) ->
         # on_failure covers a worker; this covers eager runs, where errors propagate before it
         _job_fail(job_id, exc)
         raise
-    if not finished:
-        generation_job_run.apply_async(args=[job_id], kwargs={"slice_s": slice_s})
-    return finished
+    if following is not None:
+        job_run.apply_async(args=[job_id], kwargs={"start": following, "slice_s": slice_s})
+    return following is None
 
 
 @shared_task(

@@ -99,7 +99,9 @@ def judge_frames(
 def judge_jobs(campaign: Campaign) -> list[GenerationJob]:
     """Return the campaign's judge jobs, newest first."""
     return list(
-        GenerationJob.objects.filter(label__startswith=f"{LABEL_PREFIX}{campaign.slug}:")
+        GenerationJob.objects.filter(
+            kind=GenerationJob.Kind.JUDGE, label__startswith=f"{LABEL_PREFIX}{campaign.slug}:"
+        )
         .select_related("endpoint")
         .order_by("-created_at", "-pk")
     )

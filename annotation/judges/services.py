@@ -1,11 +1,13 @@
 """LLM judges: a registered model answers a campaign's own questions, and its answers are stored
 as the judgments of a model rater, apart from the crowd.
 
-``judge_start`` checks the request, creates the judge's rater(s) and assignment(s) and a
-``GenerationJob`` (progress: items settled of items to judge) whose task,
-``annotation.judges.tasks.judge_job_run``, runs on the ``inference`` queue. The job's
-examples are the prompts, each with what the runner needs (item, rater, presentation, mode,
-attempts) under the key ``judge``. ``judge_job_run`` works through them in batches:
+A judge runs as a modelhub job of kind ``judge``: ``judge_start`` checks the request, gets the
+judge's rater(s) and assignment(s) from the core's services and starts the job
+(``modelhub.jobs.job_start``; progress: items settled of items to judge). modelhub's one job
+task, on the ``inference`` queue, runs it with ``judge_job_run``, the runner ``annotation.apps``
+registers for the kind. The job's examples are the prompts, each with what the runner needs
+(item, rater, presentation, mode, attempts) under the key ``judge``. ``judge_job_run`` works
+through them in batches:
 
 - ``json`` mode (any backend, e.g. ``openai_http``): the model is asked for one JSON object;
   its reply is stored as a Generation (``generations_ensure``: once per model, prompt and
@@ -17,11 +19,13 @@ attempts) under the key ``judge``. ``judge_job_run`` works through them in batch
   answer is scored as the reply (its total log-likelihood given the prompt) and the best is
   taken (constrained choice); a tie at the top is a failure.
 
-Answers are validated by the protocol's ``clean_answers`` like a worker's and stored as
-``Judgment`` rows under the rater's own Assignment (unique per item, rater and question: a
-re-run stores nothing twice). No crowd counter moves: items' ``judged``/``claims``, the
-tallies, quality control and payments never see a model rater, and the crowd's reports and
-exports leave them out (``selectors.model_raters``).
+Answers are validated by the protocol's ``clean_answers`` like a worker's and stored by the
+core's judgment service for a model rater (``judgments_store_model``) under the rater's own
+Assignment (unique per item, rater and question: a re-run stores nothing twice). No crowd
+counter moves: items' ``judged``/``claims``, the tallies, quality control and payments never
+see a model rater, and the crowd's reports and exports leave them out
+(``selectors.model_raters``). This module writes no row itself: the core's services write the
+raters, assignments and judgments, and modelhub's the job.
 
 A/B items are asked in both orders by default (two raters, ``…/ab`` and ``…/ba``, each
 storing the order it was shown as its presentation), so the report can measure position bias.
@@ -35,9 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Value
-from django.db.models.functions import Greatest
-from django.utils import timezone, translation
+from django.utils import translation
 
 from annotation.exceptions import InvalidParameters
 from annotation.judges.parse import (
@@ -58,50 +60,35 @@ from annotation.judges.prompts import (
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker
 from annotation.protocols import LiveChat, registry
 from annotation.protocols.base import Protocol, Question
+from annotation.services.assignments import (
+    assignment_model_rater_get,
+    assignment_model_rater_recount,
+)
+from annotation.services.judgments import ModelAnswer, judgments_store_model
+from annotation.services.workers import worker_model_rater_get
 from modelhub.backends import Backend, Example
+from modelhub.jobs import (
+    job_begin,
+    job_finish,
+    job_note,
+    job_progress,
+    job_start,
+    job_unfinished,
+)
 from modelhub.models import GenerationJob, ModelEndpoint
 from modelhub.services import endpoint_backend, generations_ensure
 
 MODES = ("json", "choice")
 MAX_ATTEMPTS = 5
 MAX_BATCH = 256
-LABEL_PREFIX = "judge:"
-# Assignment.items_target is a small integer; a judge's assignment is a record, not a HIT.
-_MOST_ITEMS = 32_767
+LABEL_PREFIX = "judge:"  # a judge job's label: judge:<campaign>:<judge>
 ORDERS = {"ab": ["a", "b"], "ba": ["b", "a"]}
-_FAILURES_SHOWN = 50
 
 
 def judge_name(*, endpoint: ModelEndpoint, template: JudgeTemplate, mode: str) -> str:
     """Return the judge's name (its rater id without the order): model, template version and
     mode, e.g. ``gpt-judge@likert-v1:json``."""
     return f"{endpoint.name}@{template.version}:{mode}"
-
-
-def _rater(name: str, order: str | None) -> Worker:
-    worker, _ = Worker.objects.get_or_create(
-        provider=Worker.Provider.MODEL, external_id=name + (f"/{order}" if order else "")
-    )
-    return worker
-
-
-def _assignment(campaign: Campaign, worker: Worker, n_items: int) -> Assignment:
-    """Return the rater's one assignment in the campaign, made once (approved at once: a
-    model's work is neither reviewed nor paid)."""
-    now = timezone.now()
-    assignment, _ = Assignment.objects.get_or_create(
-        campaign=campaign,
-        provider_assignment_id=f"judge-{worker.pk}",
-        defaults={
-            "worker": worker,
-            "status": Assignment.Status.APPROVED,
-            "items_target": max(1, min(n_items, _MOST_ITEMS)),
-            "submitted_at": now,
-            "reviewed_at": now,
-            "review_feedback": "LLM judge: a model rater, never reviewed or paid.",
-        },
-    )
-    return assignment
 
 
 @dataclass(frozen=True)
@@ -176,34 +163,17 @@ def judge_start(
     name = judge_name(endpoint=endpoint, template=request.template, mode=request.mode)
     label = f"{LABEL_PREFIX}{campaign.slug}:{name}"
     with transaction.atomic():
-        # The endpoint's row lock orders concurrent starts: the second sees the first's job.
-        ModelEndpoint.objects.select_for_update().filter(pk=endpoint.pk).exists()
-        running = (
-            GenerationJob.objects.filter(endpoint=endpoint, label=label)
-            .exclude(status__in=[GenerationJob.Status.DONE, GenerationJob.Status.FAILED])
-            .first()
-        )
+        # Under the endpoint's row lock: a concurrent start of this judge sees this one's job.
+        running = job_unfinished(endpoint=endpoint, kind=GenerationJob.Kind.JUDGE, label=label)
         if running is not None:
             return running
-        examples = _units(campaign, request, name, both_orders)
-        job = GenerationJob.objects.create(
+        return job_start(
             endpoint=endpoint,
-            examples=examples,
+            kind=GenerationJob.Kind.JUDGE,
+            examples=_units(campaign, request, name, both_orders),
             label=label,
-            total=len(examples),
             batch_size=batch_size,
         )
-        transaction.on_commit(lambda: judge_job_enqueue(job.pk))
-    return job
-
-
-def judge_job_enqueue(job_id: int) -> None:
-    """Queue a judge job's task (modelhub's ``generation_job_retry`` comes here for a judge's
-    job: ``annotation.apps`` registers it for the label prefix)."""
-    from annotation.judges.tasks import QUEUE
-    from annotation.judges.tasks import judge_job_run as task
-
-    task.apply_async(args=[job_id], queue=QUEUE)
 
 
 def _units(
@@ -215,8 +185,11 @@ def _units(
 
     def rater(order: str | None) -> tuple[Worker, Assignment]:
         if order not in raters:
-            worker = _rater(name, order)
-            raters[order] = (worker, _assignment(campaign, worker, len(request.items)))
+            worker = worker_model_rater_get(name=name + (f"/{order}" if order else ""))
+            assignment = assignment_model_rater_get(
+                campaign=campaign, worker=worker, items=len(request.items)
+            )
+            raters[order] = (worker, assignment)
         return raters[order]
 
     units = []
@@ -306,25 +279,19 @@ def _units_load(
 def judge_job_run(*, job_id: int, start: int = 0, budget_s: float = 240.0) -> int | None:
     """Judge the job's units from ``start`` on, a batch per transaction, until done or
     ``budget_s`` is used; return where the next run starts, or None when the job is finished.
+    The runner of ``judge`` jobs (registered in ``annotation.apps``).
 
     Idempotent: a unit whose rater already judged the item is skipped, replies already stored
     are not asked again, and judgments are unique per item, rater and question. Backend errors
     propagate to the task (which marks the job failed).
     """
-    job = GenerationJob.objects.select_related("endpoint").filter(pk=job_id).first()
-    if job is None or job.status in (GenerationJob.Status.DONE, GenerationJob.Status.FAILED):
+    job = job_begin(job_id=job_id, kind=GenerationJob.Kind.JUDGE)
+    if job is None:
         return None
-    if not job.label.startswith(LABEL_PREFIX):
-        raise ValueError(f"generation job {job_id} is not a judge's job")
     campaign = (
         Campaign.objects.filter(items__pk=job.examples[0]["judge"]["item"]).first()
         if job.examples
         else None
-    )
-    GenerationJob.objects.filter(pk=job.pk).update(
-        status=GenerationJob.Status.RUNNING,
-        started_at=job.started_at or timezone.now(),
-        attempts=job.attempts + 1,
     )
     if campaign is None:
         _job_finish(job)
@@ -353,12 +320,12 @@ def judge_job_run(*, job_id: int, start: int = 0, budget_s: float = 240.0) -> in
         position = batch[-1].index + 1
         with transaction.atomic():
             _answers_store(todo, answers, spent_ms)
-            GenerationJob.objects.filter(pk=job.pk).update(done=Greatest("done", Value(position)))
+            job_progress(job=job, done=position)
         failures = [
             f"{u.item.key}{_order(u)}: {refused[u.index]}" for u in todo if u.index in refused
         ]
         if failures:
-            _failures_note(job, failures)
+            job_note(job=job, lines=failures)
         if position < job.total and time.monotonic() > deadline:
             return position  # at least one batch per run, so every run makes progress
     _job_finish(job)
@@ -451,48 +418,30 @@ def _choice_batch(
 
 def _answers_store(
     units: Sequence[_Unit], answers: Mapping[int, Mapping[str, Any]], spent_ms: int
-) -> int:
-    """Store the answers as judgments (a row already stored is kept: first answer wins)."""
-    rows = [
-        Judgment(
-            item=u.item,
-            worker_id=u.worker_id,
-            assignment_id=u.assignment_id,
-            question=question,
-            value=value,
-            presentation=u.presentation,
-            time_spent_ms=spent_ms,
-        )
-        for u in units
-        if u.index in answers
-        for question, value in answers[u.index].items()
-    ]
-    Judgment.objects.bulk_create(rows, ignore_conflicts=True)
-    return len(rows)
-
-
-def _failures_note(job: GenerationJob, failures: list[str]) -> None:
-    """Append failures to the job's error (the first ones in full, then a count)."""
-    current = GenerationJob.objects.filter(pk=job.pk).values_list("error", flat=True).get()
-    lines = [line for line in current.splitlines() if line] + failures
-    GenerationJob.objects.filter(pk=job.pk).update(error="\n".join(lines)[:5000])
+) -> None:
+    """Store the answers through the core's judgment service for model raters (a row
+    already stored is kept: first answer wins)."""
+    answered = [u for u in units if u.index in answers]
+    assignments = Assignment.objects.select_related("worker").in_bulk(
+        {u.assignment_id for u in answered}
+    )
+    judgments_store_model(
+        answers=[
+            ModelAnswer(
+                assignment=assignments[u.assignment_id],
+                item=u.item,
+                values=answers[u.index],
+                presentation=u.presentation,
+                time_spent_ms=spent_ms,
+            )
+            for u in answered
+        ]
+    )
 
 
 def _job_finish(job: GenerationJob) -> None:
     """Mark the job done (failures stay listed in its error) and recount the raters' items."""
-    GenerationJob.objects.filter(pk=job.pk).update(
-        status=GenerationJob.Status.DONE, done=job.total, finished_at=timezone.now()
-    )
+    job_finish(job=job, done=job.total)
     assignments = {e["judge"]["assignment"] for e in job.examples}
-    for assignment in Assignment.objects.filter(pk__in=assignments):
-        items = assignment.judgments.values("item").distinct().count()
-        Assignment.objects.filter(pk=assignment.pk).update(
-            items_done=min(items, assignment.items_target)
-        )
-
-
-def judge_job_fail(*, job_id: int, error: str) -> None:
-    """Mark the judge's job failed with its error (what it stored is kept)."""
-    GenerationJob.objects.filter(pk=job_id).exclude(status=GenerationJob.Status.DONE).update(
-        status=GenerationJob.Status.FAILED, error=error[:5000], finished_at=timezone.now()
-    )
+    for assignment in Assignment.objects.select_related("worker").filter(pk__in=assignments):
+        assignment_model_rater_recount(assignment=assignment)

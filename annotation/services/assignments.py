@@ -13,11 +13,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
+from annotation import signals
 from annotation.allocation import leases_release
 from annotation.exceptions import Conflict, NotAllowed, TooMany
 from annotation.models import Assignment, Campaign, ChatSeat, Lease, Worker
 from annotation.providers import PROVIDER_NAMES, Arrival, provider_get
-from webhooks import events as webhook_events
 
 _TOKEN_SALT = "annotation.assignment"
 
@@ -239,7 +239,9 @@ def _transition(
         assignment.submitted_at = assignment.submitted_at or now
         assignment.completion_code = assignment.completion_code or secrets.token_hex(4).upper()
         fields += ["submitted_at", "completion_code"]
-        webhook_events.assignment_submitted(assignment)  # sent after the commit, elsewhere
+        signals.assignment_submitted.send(
+            Assignment, assignment=assignment
+        )  # sent after the commit
     if status in _FINAL:
         assignment.reviewed_at = now
         fields.append("reviewed_at")
@@ -292,3 +294,44 @@ def assignments_abandon_stale(
 def assignment_touch(*, assignment: Assignment, now: datetime | None = None) -> None:
     """Record activity in an open assignment, so it is not abandoned as idle."""
     Assignment.objects.filter(pk=assignment.pk).update(last_activity_at=now or timezone.now())
+
+
+# Assignment.items_target is a small integer; a model rater's assignment is a record, not a HIT.
+_MOST_ITEMS = 32_767
+
+
+def assignment_model_rater_get(*, campaign: Campaign, worker: Worker, items: int) -> Assignment:
+    """Return a model rater's one assignment in the campaign (an LLM judge's), made once for
+    ``items`` items.
+
+    It is made in its final status, approved, and never moves: a model's work is neither
+    reviewed nor paid, and no crowd read, counter, tally or payment sees it (docs/modelhub.md,
+    "Judges"). Raise NotAllowed for a worker who is not a model rater.
+    """
+    if worker.provider != Worker.Provider.MODEL:
+        raise NotAllowed(f"Worker {worker.pk} is not a model rater (an LLM judge).")
+    now = timezone.now()
+    assignment, _ = Assignment.objects.get_or_create(
+        campaign=campaign,
+        provider_assignment_id=f"judge-{worker.pk}",
+        defaults={
+            "worker": worker,
+            "status": Assignment.Status.APPROVED,
+            "items_target": max(1, min(items, _MOST_ITEMS)),
+            "submitted_at": now,
+            "reviewed_at": now,
+            "review_feedback": "LLM judge: a model rater, never reviewed or paid.",
+        },
+    )
+    return assignment
+
+
+def assignment_model_rater_recount(*, assignment: Assignment) -> None:
+    """Set a model rater's ``items_done`` to the items it judged (at most its target), as its
+    judge's job finishes; a crowd assignment's count is the submission's, under its lock."""
+    if assignment.worker.provider != Worker.Provider.MODEL:
+        raise NotAllowed(f"Assignment {assignment.pk} is not a model rater's.")
+    items = assignment.judgments.values("item").distinct().count()
+    Assignment.objects.filter(pk=assignment.pk).update(
+        items_done=min(items, assignment.items_target)
+    )

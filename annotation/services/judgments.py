@@ -1,9 +1,10 @@
-"""Judgments: one worker's validated answers to one item, stored exactly once."""
+"""Judgments: one worker's validated answers to one item, stored exactly once; and a model
+rater's (an LLM judge's), stored apart from every crowd counter."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -248,3 +249,49 @@ def judgment_label(
         spent = max(0, int((now - shown_at).total_seconds() * 1000))
         judgments = _write(locked_item, locked, answered, spent, None)
     return SubmitResult(judgments=judgments, created=True, assignment_done=False)
+
+
+@dataclass(frozen=True)
+class ModelAnswer:
+    """A model rater's answers to one item, as it was shown the item, under the rater's
+    assignment (``assignment_model_rater_get``)."""
+
+    assignment: Assignment
+    item: Item
+    values: Mapping[str, Any]  # cleaned by the protocol's clean_answers, as a worker's are
+    presentation: Mapping[str, Any]
+    time_spent_ms: int
+
+
+@transaction.atomic
+def judgments_store_model(*, answers: Sequence[ModelAnswer]) -> None:
+    """Store model raters' answers (an LLM judge's) as judgments, all or nothing, in the
+    order given.
+
+    Idempotent under the unique (item, worker, question) constraint: a row already stored is
+    kept (the first answer wins), so a re-run or a redelivered task stores nothing twice.
+    Nothing of the crowd's moves: no lease, no item counter, no tally, no quality check, no
+    payment (docs/modelhub.md, "Judges"). Raise NotAllowed for an assignment that is not a
+    model rater's and NotFound for an item outside its assignment's campaign.
+    """
+    for answer in answers:
+        if answer.assignment.worker.provider != Worker.Provider.MODEL:
+            raise NotAllowed(f"Assignment {answer.assignment.pk} is not a model rater's.")
+        if answer.item.campaign_id != answer.assignment.campaign_id:
+            raise NotFound(f"Item {answer.item.key!r} is not in its assignment's campaign.")
+    Judgment.objects.bulk_create(
+        [
+            Judgment(
+                item=answer.item,
+                worker=answer.assignment.worker,
+                assignment=answer.assignment,
+                question=question,
+                value=value,
+                presentation=dict(answer.presentation),
+                time_spent_ms=answer.time_spent_ms,
+            )
+            for answer in answers
+            for question, value in answer.values.items()
+        ],
+        ignore_conflicts=True,
+    )

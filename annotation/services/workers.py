@@ -1,4 +1,5 @@
-"""Workers: withdrawal and erasure (the right to be forgotten).
+"""Workers: an LLM judge's model rater, and withdrawal and erasure (the right to be
+forgotten).
 
 A Worker row cannot be deleted (judgments, assignments, payments, seats, situations and
 utterances PROTECT it), so erasure scrubs instead: the provider id becomes a marker no link
@@ -18,6 +19,7 @@ from django.db.models.functions import Replace
 from django.utils import timezone
 
 from annotation.allocation import items_reopen, leases_release
+from annotation.exceptions import InvalidParameters
 from annotation.models import (
     Assignment,
     AuditLog,
@@ -54,6 +56,19 @@ class Forgotten:
     dropped: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     reopened: int = 0
+
+
+def worker_model_rater_get(*, name: str) -> Worker:
+    """Return the model rater called ``name`` (an LLM judge, ``Worker.Provider.MODEL``),
+    created once: the same judge always rates as the same worker.
+
+    A model rater arrives by no link and is seen by no crowd read, counter, tally, check or
+    payment (docs/modelhub.md, "Judges")."""
+    longest = Worker._meta.get_field("external_id").max_length or 0
+    if not name or len(name) > longest:
+        raise InvalidParameters(f"A model rater's name must be 1 to {longest} characters.")
+    worker, _ = Worker.objects.get_or_create(provider=Worker.Provider.MODEL, external_id=name)
+    return worker
 
 
 def worker_is_forgotten(worker: Worker) -> bool:

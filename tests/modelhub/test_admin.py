@@ -8,6 +8,7 @@ from modelhub.admin import ModelEndpointForm
 from modelhub.backends import Example
 from modelhub.models import GenerationJob
 from modelhub.services import endpoint_register
+from modelhub.tasks import job_run
 
 
 @pytest.fixture
@@ -30,7 +31,9 @@ def test_the_form_checks_the_configuration_with_the_backend(db):
     assert not form.is_valid() and "unknown decoding preset" in str(form.errors["decoding"])
 
 
-def test_jobs_show_their_progress_and_can_be_queued_again(admin_client, monkeypatch):
+def test_jobs_show_their_progress_and_can_be_queued_again(
+    admin_client, monkeypatch, django_capture_on_commit_callbacks
+):
     bot = endpoint_register(name="bot", backend="generic_bot")
     job = GenerationJob.objects.create(
         endpoint=bot,
@@ -45,13 +48,14 @@ def test_jobs_show_their_progress_and_can_be_queued_again(admin_client, monkeypa
     change = admin_client.get(reverse("admin:modelhub_generationjob_change", args=[job.pk]))
     assert change.status_code == 200
     queued = []
-    monkeypatch.setattr("modelhub.services.generation_job_enqueue", lambda job: queued.append(job))
-    admin_client.post(
-        reverse("admin:modelhub_generationjob_changelist"),
-        {"action": "retry", "_selected_action": [job.pk]},
-    )
+    monkeypatch.setattr(job_run, "delay", queued.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            reverse("admin:modelhub_generationjob_changelist"),
+            {"action": "retry", "_selected_action": [job.pk]},
+        )
     job.refresh_from_db()
-    assert job.status == "queued" and job.error == "" and queued
+    assert job.status == "queued" and job.error == "" and queued == [job.pk]
 
 
 def test_endpoint_pages_render(admin_client):

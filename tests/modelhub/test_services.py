@@ -4,13 +4,13 @@ import pytest
 
 from modelhub.backends import BackendError, Example, Reply
 from modelhub.backends.generic_bot import GenericBot
+from modelhub.jobs import job_retry
 from modelhub.models import Generation, GenerationJob, ModelEndpoint
 from modelhub.selectors import generation_job_responses, generations_lookup
 from modelhub.services import (
     bot_reply,
     decoding_key,
     endpoint_register,
-    generation_job_retry,
     generation_job_run,
     generation_job_start,
     generations_ensure,
@@ -112,13 +112,13 @@ def test_a_job_out_of_time_stops_between_batches_and_the_next_run_finishes_it(db
     job = GenerationJob.objects.create(
         endpoint=bot, examples=[e.as_dict() for e in _examples(6)], total=6, batch_size=2
     )
-    assert generation_job_run(job_id=job.pk, budget_s=0.0) is False
+    assert generation_job_run(job_id=job.pk, budget_s=0.0) == 2  # stored so far: not finished
     job.refresh_from_db()
     assert (job.status, job.done) == ("running", 2)  # whole batches only
-    assert generation_job_run(job_id=job.pk) is True
+    assert generation_job_run(job_id=job.pk) is None  # finished
     job.refresh_from_db()
     assert (job.status, job.done, job.attempts) == ("done", 6, 2)
-    assert generation_job_run(job_id=job.pk) is True  # a redelivered task does nothing
+    assert generation_job_run(job_id=job.pk) is None  # a redelivered task does nothing
     assert Generation.objects.count() == 6
 
 
@@ -144,7 +144,7 @@ def test_a_failing_backend_marks_the_job_failed_and_keeps_whole_batches(
 
     monkeypatch.setattr(GenericBot, "generate", real)
     with django_capture_on_commit_callbacks(execute=True):
-        generation_job_retry(job=job)
+        job_retry(job=job)
     job.refresh_from_db()
     assert (job.status, job.done, job.error) == ("done", 6, "")
     assert Generation.objects.count() == 6

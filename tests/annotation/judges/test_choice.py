@@ -65,7 +65,6 @@ def test_a_tie_between_the_best_options_is_a_failure(likert_campaign, tmp_path, 
     monkeypatch.setattr(
         type(backend), "score", lambda self, e, r: [TokenScores((-1.0,)) for _ in r]
     )
-    monkeypatch.setattr(services, "judge_job_enqueue", lambda job_id: None)
     job = judge_start(campaign=likert_campaign, endpoint=endpoint)
     assert services.judge_job_run(job_id=job.pk) is None
     job.refresh_from_db()

@@ -13,14 +13,15 @@ from annotation.exceptions import InvalidParameters
 from annotation.judges import services
 from annotation.judges.services import judge_start
 from annotation.models import Assignment, Judgment, Worker
+from evalsite.celery import app
 from modelhub.models import Generation, GenerationJob
+from modelhub.services import generation_job_run
+from modelhub.tasks import job_run
 from tests.annotation.judges.conftest import first_policy
 
 
 @pytest.fixture(autouse=True)
 def _eager():
-    from evalsite.celery import app
-
     before = app.conf.task_always_eager
     app.conf.task_always_eager = True
     yield
@@ -43,6 +44,7 @@ def test_a_json_judge_answers_every_likert_item_through_the_inference_job(
 ):
     job = _judge(likert_campaign, judge_endpoint, django_capture_on_commit_callbacks)
     assert job.status == GenerationJob.Status.DONE, job.error
+    assert job.kind == GenerationJob.Kind.JUDGE
     assert job.done == job.total == likert_campaign.items.count() == 36
     assert job.label == f"judge:{likert_campaign.slug}:fake-judge@likert-v1:json"
     rows = _model_judgments()
@@ -153,18 +155,15 @@ def test_bad_requests_are_refused_with_a_clear_message(
     assert not GenerationJob.objects.exists()
 
 
-def test_the_judge_task_goes_to_the_inference_queue(
+def test_a_judge_is_a_job_of_kind_judge_sent_to_modelhubs_task_on_the_inference_queue(
     likert_campaign, judge_endpoint, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from annotation.judges import tasks
-
     sent = []
-    monkeypatch.setattr(
-        tasks.judge_job_run, "apply_async", lambda *a, **k: sent.append(k.get("queue"))
-    )
+    monkeypatch.setattr(job_run, "delay", sent.append)
     with django_capture_on_commit_callbacks(execute=True):
         job = judge_start(campaign=likert_campaign, endpoint=judge_endpoint)
-    assert sent == ["inference"]
+    assert job.kind == GenerationJob.Kind.JUDGE and sent == [job.pk]
+    assert app.amqp.router.route({}, job_run.name)["queue"].name == "inference"
     # a second start while it waits is the same job
     assert judge_start(campaign=likert_campaign, endpoint=judge_endpoint).pk == job.pk
 
@@ -216,9 +215,8 @@ def test_live_chat_campaigns_are_refused(db, judge_endpoint):
 
 
 def test_a_batch_slice_stops_and_the_next_run_goes_on_where_it_stopped(
-    likert_campaign, judge_endpoint, fake_judge, monkeypatch
+    likert_campaign, judge_endpoint, fake_judge
 ):
-    monkeypatch.setattr(services, "judge_job_enqueue", lambda job_id: None)
     job = judge_start(campaign=likert_campaign, endpoint=judge_endpoint, batch_size=10)
     following = services.judge_job_run(job_id=job.pk, budget_s=0.0)
     assert following == 10
@@ -244,6 +242,15 @@ def test_a_judge_job_queued_again_from_the_admin_runs_the_judge_not_a_generation
     job.refresh_from_db()
     assert job.status == GenerationJob.Status.DONE and job.done == 36
     assert _model_judgments().count() == 3 * 36  # judged: a generation job stores none
+
+
+def test_the_generator_never_runs_a_judges_job(likert_campaign, judge_endpoint, fake_judge):
+    job = judge_start(campaign=likert_campaign, endpoint=judge_endpoint)  # its task never ran
+    with pytest.raises(ValueError, match="is a judge job, not a generation job"):
+        generation_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.done) == (GenerationJob.Status.QUEUED, 0, 0)
+    assert not fake_judge.requests and not Generation.objects.exists()
 
 
 def test_one_order_per_item_is_one_rater_shown_orders_as_workers_are(

@@ -33,6 +33,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils.translation import gettext
 
+from annotation import signals
 from annotation.allocation import items_reopen
 from annotation.exceptions import InvalidAnswer
 from annotation.models import Campaign, Item, Judgment, Participation, Worker
@@ -40,7 +41,6 @@ from annotation.protocols import GoldChecks, registry
 from evalsite.celery import task_send
 from evalstats.aggregation import rater_agreement
 from evalstats.quality_rule import ATTENTION_BLOCK, Rule, worker_decisions
-from webhooks import events as webhook_events
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def worker_soft_block(*, campaign: Campaign, worker: Worker, reason: str) -> Par
     )
     items_reopen(campaign=campaign, worker=worker)  # top-up: their items take replacements
     if not blocked_before:
-        webhook_events.worker_blocked(campaign=campaign, worker=worker, reason=reason)
+        signals.worker_blocked.send(Campaign, campaign=campaign, worker=worker, reason=reason)
     return participation
 
 

@@ -44,6 +44,7 @@ from annotation.quality import worker_quality, worker_soft_block
 from annotation.selectors import campaign_report
 from annotation.services import assignment_set_status, worker_forget
 from annotation.studyfiles import study_export
+from dashboard import signals as dashboard_signals
 from dashboard.judges import judges_report_build
 from dashboard.models import Job
 from dashboard.money import money_text, provider_currency
@@ -51,7 +52,6 @@ from evalsite.celery import task_send
 from evalstats.aggregation import AGGREGATES
 from evalstats.reports import figures_index, report_write
 from evalstats.uncertainty import report_options_set
-from webhooks import events as webhook_events
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ def job_run(job_id: int) -> bool:
         files=files,
         finished_at=timezone.now(),
     )
-    webhook_events.job_done(job)
+    dashboard_signals.job_done.send(Job, job=job)
     if job.kind == Job.Kind.REPORT:
         _reports_prune(job)
     return True

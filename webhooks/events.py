@@ -1,23 +1,23 @@
-"""The five events, each called once where it happens; each builds its ``data`` lazily.
+"""The five events, each a receiver of the signal sent once where it happens
+(``annotation.signals``, ``dashboard.signals``; connected in ``WebhooksConfig.ready``); each
+builds its ``data`` lazily.
 
-Callers run these inside their own transaction (the event's rows commit with it); with no
+Signals run inside the sender's transaction (the event's rows commit with it); with no
 endpoint for the event, each costs one query and builds nothing.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from annotation.models import Assignment, Campaign, Worker
+from dashboard.models import Job
 from webhooks.models import Event
 from webhooks.services import BUDGET_LOW_SHARE, webhook_emit
 
-if TYPE_CHECKING:
-    from dashboard.models import Job
 
-
-def assignment_submitted(assignment: Assignment) -> None:
+def assignment_submitted(*, assignment: Assignment, **_: Any) -> None:
     """An assignment became submitted (its row lock held by the caller)."""
 
     def data() -> dict[str, Any]:
@@ -34,12 +34,12 @@ def assignment_submitted(assignment: Assignment) -> None:
     webhook_emit(campaign=assignment.campaign_id, event=Event.ASSIGNMENT_SUBMITTED, data=data)
 
 
-def campaign_finished(campaign: Campaign) -> None:
+def campaign_finished(*, campaign: Campaign, **_: Any) -> None:
     """The campaign was finished (for good)."""
     webhook_emit(campaign=campaign, event=Event.CAMPAIGN_FINISHED, data={"status": "finished"})
 
 
-def budget_spent(*, campaign: Campaign, committed: Decimal, extra: Decimal) -> None:
+def budget_spent(*, campaign: Campaign, committed: Decimal, extra: Decimal, **_: Any) -> None:
     """Emit ``budget.low`` if spending ``extra`` takes what is left under 10% of the budget.
 
     Only the spending that crosses the line emits (again only after the budget was raised
@@ -62,12 +62,10 @@ def budget_spent(*, campaign: Campaign, committed: Decimal, extra: Decimal) -> N
         )
 
 
-def job_done(job: Job) -> None:
+def job_done(*, job: Job, **_: Any) -> None:
     """A report or export job finished; its files are ready."""
 
     def data() -> dict[str, Any]:
-        from dashboard.models import Job
-
         row = Job.objects.filter(pk=job.pk).values("kind", "options", "files").get()
         slug = Campaign.objects.values_list("slug", flat=True).get(pk=job.campaign_id)
         return {
@@ -81,7 +79,7 @@ def job_done(job: Job) -> None:
     webhook_emit(campaign=job.campaign_id, event=Event.JOB_DONE, data=data)
 
 
-def worker_blocked(*, campaign: Campaign, worker: Worker, reason: str) -> None:
+def worker_blocked(*, campaign: Campaign, worker: Worker, reason: str, **_: Any) -> None:
     """A worker was soft-blocked in the campaign (and was not before)."""
     webhook_emit(
         campaign=campaign,

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models import F, Sum
 from django.utils import timezone
 
+from annotation import signals
 from annotation.campaign_settings import SETTINGS, value_clean
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import (
@@ -38,7 +39,6 @@ from annotation.models import (
 from annotation.providers import Provider, ProviderError
 from annotation.providers.base import money
 from annotation.services.campaigns import campaign_budget_update
-from webhooks import events as webhook_events
 
 _ZERO = Decimal("0.00")
 
@@ -109,7 +109,7 @@ def budget_check(*, campaign: Campaign, extra: Decimal, what: str) -> None:
             f"'{campaign.slug}' has {max(budget - committed, _ZERO):.2f} of its budget "
             f"{budget:.2f} left ({committed:.2f} committed). Raise the budget first."
         )
-    webhook_events.budget_spent(campaign=campaign, committed=committed, extra=extra)
+    signals.budget_spent.send(Campaign, campaign=campaign, committed=committed, extra=extra)
 
 
 def campaign_lock(campaign: Campaign) -> Campaign:

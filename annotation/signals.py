@@ -1,0 +1,19 @@
+"""What the studies tell the apps above them, as Django signals sent where it happens, inside
+the caller's transaction (webhooks connects its events to them: docs/api.md, "Webhooks").
+
+The core never imports those apps (docs/architecture.md, "Layers"); a receiver that writes
+rows writes them in the sender's transaction, so they commit or roll back together.
+"""
+
+from django.dispatch import Signal
+
+# An assignment became submitted (its row lock held by the sender): ``assignment``.
+assignment_submitted = Signal()
+# A campaign was finished for good: ``campaign``.
+campaign_finished = Signal()
+# A worker was soft-blocked in a campaign (and was not before): ``campaign``, ``worker``,
+# ``reason``.
+worker_blocked = Signal()
+# Spending was recorded against a campaign's budget under its row lock: ``campaign``,
+# ``committed`` (before), ``extra`` (this spending).
+budget_spent = Signal()

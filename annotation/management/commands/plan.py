@@ -31,7 +31,7 @@ from evalstats.planner import (
     ssa_plan,
 )
 
-Design = LikertDesign | SSADesign | ABDesign | BTDesign | ChatDesign | KappaDesign
+Design = LikertDesign | SSADesign | ABDesign | BTDesign | ChatDesign
 # Bradley–Terry over several models' A/B comparisons: a design of its own, of no protocol.
 BT = "bt"
 # The designs a pilot campaign can inform (likert: the three sds, ab: the tie shares, kappa:

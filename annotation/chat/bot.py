@@ -35,6 +35,7 @@ from annotation.chat.messages import message_store
 from annotation.chat.notify import seat_partial, seats_notify
 from annotation.chat.seats import (
     bot_labels,
+    bot_turn_enqueue,
     bot_turn_item,
     bot_turn_key,
     older_than,
@@ -98,13 +99,6 @@ def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue]:
         ChatSeat.objects.get(pk=seat_id)  # DoesNotExist for a seat that is not there
         raise OutOfTurn("This chat has no conversation.")
     return seat, seat.dialogue
-
-
-def bot_turn_enqueue(dialogue_id: int, index: int, attempt: str) -> None:
-    """Queue the Celery task for bot turn ``index`` once the caller's transaction commits."""
-    from annotation.tasks import chat_bot_turn
-
-    transaction.on_commit(lambda: chat_bot_turn.delay(dialogue_id, index, attempt))
 
 
 def _awaited(metadata: dict[str, Any], index: int, attempt: str | None) -> bool:

@@ -49,6 +49,7 @@ from annotation.services import (
     assignment_touch,
     worker_get_or_create,
 )
+from evalsite.celery import task_send
 
 # Shown to the worker, in the campaign's language (the consumer activates it).
 STAGE_MESSAGES = {
@@ -212,6 +213,13 @@ def model_next(*, campaign: Campaign, parameters: Mapping[str, Any]) -> str | No
     return min(open_models, key=lambda m: counts.get(m, 0)) if open_models else None
 
 
+def bot_turn_enqueue(dialogue_id: int, index: int, attempt: str) -> None:
+    """Queue the Celery task for bot turn ``index`` once the caller's transaction commits."""
+    transaction.on_commit(
+        lambda: task_send("annotation.tasks.chat_bot_turn", dialogue_id, index, attempt)
+    )
+
+
 def _seat_create(
     campaign: Campaign,
     assignment: Assignment,
@@ -280,8 +288,6 @@ def _seat_create(
             seat.dialogue = dialogue
             seat.save(update_fields=["dialogue"])
             if pending is not None:
-                from annotation.chat.bot import bot_turn_enqueue  # bot.py imports this module
-
                 bot_turn_enqueue(dialogue.pk, 1, since)
             return seat
     except IntegrityError:  # the same worker's other tab created it first

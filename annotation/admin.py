@@ -333,14 +333,14 @@ class ItemForm(ServiceForm):
         try:
             key = data["key"]
             data["payload"], data["gold"], data["attention"] = items_clean(
-                campaign=data["campaign"], items=[item_row(data)]
+                campaign=data["campaign"], items=[_item_row(data)]
             )[key]
         except AnnotationError as exc:
             self.refuse(exc)
         return data
 
 
-def item_row(data: dict[str, Any]) -> ItemRow:
+def _item_row(data: dict[str, Any]) -> ItemRow:
     """Return the form's item as ``items_add`` takes it (gold and attention when given)."""
     if data.get("gold") is None:
         return (data["key"], data["payload"])
@@ -367,7 +367,7 @@ class ItemAdmin(ServiceAdmin):
 
     def save_model(self, request: HttpRequest, obj: Item, form: ItemForm, change: bool) -> None:
         data = form.cleaned_data
-        items_add(campaign=data["campaign"], items=[item_row(data)])
+        items_add(campaign=data["campaign"], items=[_item_row(data)])
         obj.pk = Item.objects.get(campaign=data["campaign"], key=data["key"]).pk
         obj.refresh_from_db()
 

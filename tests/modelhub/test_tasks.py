@@ -18,7 +18,7 @@ from evalsite.celery import app
 from modelhub.backends import Example
 from modelhub.models import Generation, GenerationJob
 from modelhub.services import endpoint_register, generation_job_start
-from modelhub.tasks import bot_reply, generation_job_run
+from modelhub.tasks import bot_reply, job_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,10 +28,10 @@ def _examples(n: int) -> list[Example]:
 
 
 def test_the_tasks_go_to_the_inference_queue():
-    route = app.amqp.router.route({}, generation_job_run.name)
+    route = app.amqp.router.route({}, job_run.name)  # every job kind's one task
     assert route["queue"].name == "inference"
     assert app.amqp.router.route({}, bot_reply.name)["queue"].name == "inference"
-    assert generation_job_run.acks_late and bot_reply.acks_late
+    assert job_run.acks_late and bot_reply.acks_late
 
 
 def test_a_job_task_continues_itself_until_the_job_is_done(db, monkeypatch):
@@ -40,11 +40,11 @@ def test_a_job_task_continues_itself_until_the_job_is_done(db, monkeypatch):
         endpoint=bot, examples=[e.as_dict() for e in _examples(6)], total=6, batch_size=2
     )
     queued = []
-    monkeypatch.setattr(generation_job_run, "apply_async", lambda **kw: queued.append(kw))
+    monkeypatch.setattr(job_run, "apply_async", lambda **kw: queued.append(kw))
     # slice_s=0: one batch per task; each task queues the next
-    assert generation_job_run.apply(args=[job.pk], kwargs={"slice_s": 0}).get() is False
+    assert job_run.apply(args=[job.pk], kwargs={"slice_s": 0}).get() is False
     while queued:
-        generation_job_run.apply(**queued.pop())
+        job_run.apply(**queued.pop())
     job.refresh_from_db()
     assert (job.status, job.done, job.attempts) == ("done", 6, 3)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.judges import services
 from annotation.judges.services import judge_start
 from modelhub.models import GenerationJob
+from modelhub.tasks import job_run
 from tests.concurrency import at_once
 from tests.conftest import postgres_only
 
@@ -16,7 +16,7 @@ pytestmark = [postgres_only(), pytest.mark.django_db(transaction=True)]
 def test_concurrent_starts_of_one_judge_make_one_job(
     likert_campaign, judge_endpoint, monkeypatch
 ) -> None:
-    monkeypatch.setattr(services, "judge_job_enqueue", lambda job_id: None)  # counted, not run
+    monkeypatch.setattr(job_run, "delay", lambda job_id: None)  # counted, not run
     jobs = at_once(lambda: judge_start(campaign=likert_campaign, endpoint=judge_endpoint).pk, 6)
     assert len(jobs) == 6 and len(set(jobs)) == 1 and isinstance(jobs[0], int), jobs
     assert GenerationJob.objects.count() == 1

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import AuditLog, Campaign
-from annotation.payments import BudgetBelowCommitted, audit_add, campaign_committed
+from annotation.payments import BudgetBelowCommitted, campaign_committed
 from annotation.payments import campaign_budget_set as ledger_budget_set
-from annotation.services import campaign_set_status
+from annotation.services import audit_add, campaign_set_status
 from annotation.services.campaigns import TRANSITIONS
 from dashboard.money import campaign_currency, money_text
 

@@ -1,28 +1,25 @@
 """What the dashboard does: start and run report/export jobs, and act on workers.
 
+What a job builds (the report snapshot, the export files) lives in ``job_builds``.
+
 Every action on a worker goes through the provider interface when the campaign is published
 (``annotation.payments``) and is written to the AuditLog, whoever calls it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
-import pandas as pd
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from annotation import exports
-from annotation.datasets import SUFFIXES, WRITERS
-from annotation.datasets.selectors import campaign_dialogue_records
-from annotation.datasets.services import records_export
+from annotation.datasets import WRITERS
 from annotation.exceptions import AnnotationError, InvalidParameters, NotFound
 from annotation.models import (
     Assignment,
@@ -31,27 +28,21 @@ from annotation.models import (
     Dialogue,
     Judgment,
     Publication,
-    Situation,
-    Utterance,
     Worker,
     WorkerBlock,
 )
-from annotation.payments.ledger import audit_add
 from annotation.payments.review import assignment_approve, assignment_reject, bonus_pay
 from annotation.payments.workers import worker_block
 from annotation.protocols import DialogueItems, registry
-from annotation.quality import worker_quality, worker_soft_block
-from annotation.selectors import campaign_report
-from annotation.services import assignment_set_status, worker_forget
-from annotation.studyfiles import study_export
+from annotation.quality import worker_soft_block
+from annotation.services import assignment_set_status, audit_add, worker_forget
 from dashboard import signals as dashboard_signals
+from dashboard.job_builds import export_build, report_build, table_records
 from dashboard.judges import judges_report_build
 from dashboard.models import Job
 from dashboard.money import money_text, provider_currency
 from evalsite.celery import task_send
 from evalstats.aggregation import AGGREGATES
-from evalstats.reports import figures_index, report_write
-from evalstats.uncertainty import report_options_set
 
 logger = logging.getLogger(__name__)
 
@@ -176,9 +167,9 @@ def job_run(job_id: int) -> bool:
             _progress(job, fraction, message)
 
         if job.kind == Job.Kind.JUDGES:
-            result, files = judges_report_build(job, progress, _records)
+            result, files = judges_report_build(job, progress, table_records)
         else:
-            run = _report_build if job.kind == Job.Kind.REPORT else _export_build
+            run = report_build if job.kind == Job.Kind.REPORT else export_build
             result, files = run(job, progress)
     except Exception as exc:  # the job row carries the failure to the page; no re-raise,
         # which in eager mode (no broker) would turn the researcher's POST into a 500
@@ -244,113 +235,6 @@ def _reports_prune(newest: Job) -> None:
     for job in older:
         shutil.rmtree(job.directory, ignore_errors=True)
     older.delete()
-
-
-def _records(table: pd.DataFrame) -> dict[str, Any]:
-    """A table as JSON: columns and rows, with NaN and infinities as null."""
-    clean = table.replace([np.inf, -np.inf], np.nan).astype(object)
-    clean = clean.where(pd.notna(clean), None)
-    return json.loads(
-        json.dumps(
-            {"columns": [str(c) for c in clean.columns], "rows": clean.values.tolist()},
-            default=str,
-        )
-    )
-
-
-Progress = Callable[[float, str], None]
-
-
-def _report_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str]]:
-    campaign = job.campaign
-    judgments = (
-        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
-        .exclude(worker__provider=Worker.Provider.MODEL)  # the judges' are reported apart
-        .count()
-    )
-    progress(0.1, f"Aggregating {judgments} judgments…")
-    with report_options_set(aggregate=job.options.get("aggregate", "majority")):
-        report = campaign_report(campaign)
-    progress(0.6, "Worker quality…")
-    quality = _with_writing_signals(worker_quality(campaign), campaign)
-    progress(0.8, "Writing tables and figures…")
-    written = report_write(report, job.directory, stem=campaign.slug)
-    quality.to_csv(job.directory / f"{campaign.slug}_worker_quality.csv", index=False)
-    files = sorted(p.name for p in written) + [f"{campaign.slug}_worker_quality.csv"]
-    result = {
-        "title": report.title,
-        "judgments": judgments,
-        "tables": {name: _records(table) for name, table in report.tables.items()},
-        "figures": figures_index(report, stem=campaign.slug),
-        "notes": list(report.notes),
-        "quality": _records(quality),
-    }
-    return result, files
-
-
-def _with_writing_signals(quality: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
-    """Add what workers wrote in the campaign's chats: utterances, and how many were pasted.
-
-    A paste is flagged for a look, never a verdict (people paste their own drafts too).
-    Chat workers who gave no judgment get a row of their own.
-    """
-    written: dict[str, list[int]] = {}
-    rows = [
-        *Utterance.objects.filter(dialogue__campaign=campaign, worker__isnull=False).values_list(
-            "worker__pseudonym", "signals"
-        ),
-        *Situation.objects.filter(campaign=campaign, worker__isnull=False).values_list(
-            "worker__pseudonym", "signals"
-        ),
-    ]
-    for pseudonym, signals in rows:
-        counts = written.setdefault(pseudonym, [0, 0])
-        counts[0] += 1
-        pastes = signals.get("pastes") if isinstance(signals, dict) else 0
-        counts[1] += 1 if isinstance(pastes, int) and pastes > 0 else 0
-    if not written:
-        return quality
-    extra = pd.DataFrame(
-        [(p, n, pasted) for p, (n, pasted) in written.items()],
-        columns=["pseudonym", "texts_written", "texts_pasted"],
-    )
-    merged = quality.merge(extra, on="pseudonym", how="outer").sort_values("pseudonym")
-    merged[["texts_written", "texts_pasted"]] = (
-        merged[["texts_written", "texts_pasted"]].fillna(0).astype(int)
-    )
-    pasted = merged["texts_pasted"] > 0
-    flags = merged["flags"].fillna("")
-    merged["flags"] = flags.where(~pasted, (flags + ", paste").str.strip(", "))
-    merged["passes"] = merged["passes"].astype(object).where(merged["passes"].notna(), True)
-    return merged.reset_index(drop=True)
-
-
-def _export_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str]]:
-    campaign, fmt = job.campaign, job.options["format"]
-    if job.options.get("what") == "study":
-        progress(0.2, f"Writing the study file ({fmt}) and its items…")
-        paths = study_export(campaign=campaign, folder=job.directory, fmt=fmt)
-        return {"rows": campaign.items.count()}, [path.name for path in paths]
-    if job.options.get("what") == "dialogues":
-        progress(0.2, "Reading dialogues…")
-        records = campaign_dialogue_records(campaign)
-        progress(0.6, f"Writing {len(records)} dialogues as {fmt}…")
-        out = job.directory / f"{campaign.slug}_dialogues.{SUFFIXES[fmt]}"
-        written = records_export(
-            records, fmt=fmt, out=out, by_author=job.options.get("by_author", False)
-        )
-        return {"rows": sum(n for _, n in written)}, [path.name for path, _ in written]
-    progress(0.2, f"Writing judgments as {fmt}…")
-    judges = job.options.get("judges", False)
-    name = f"{campaign.slug}_{'judge_' if judges else ''}judgments.{fmt}"
-    rows = exports.judgments_export(  # streamed in chunks: bounded memory
-        campaign,
-        job.directory / name,
-        fmt,
-        include_flagged=job.options.get("include_flagged", False),
-        judges=judges,
-    )
-    return {"rows": rows}, [name]
 
 
 # --- worker actions -------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from annotation.payments.launch import (
 from annotation.payments.ledger import (
     BudgetBelowCommitted,
     BudgetExceeded,
-    audit_add,
     budget_check,
     campaign_budget_check,
     campaign_budget_set,
@@ -58,7 +57,6 @@ __all__ = [
     "assignment_approve",
     "assignment_completion",
     "assignment_reject",
-    "audit_add",
     "bonus_pay",
     "budget_check",
     "campaign_budget_check",

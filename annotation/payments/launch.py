@@ -27,7 +27,7 @@ from django.urls import reverse
 
 from annotation.exceptions import Conflict, InvalidParameters, NotAllowed
 from annotation.models import AuditLog, Campaign, Hit, Item, Publication
-from annotation.payments.ledger import audit_add, budget_check, campaign_committed, campaign_lock
+from annotation.payments.ledger import budget_check, campaign_committed, campaign_lock
 from annotation.protocols import registry
 from annotation.providers import ProviderError, provider_get
 from annotation.providers.base import (
@@ -37,7 +37,7 @@ from annotation.providers.base import (
     PublishedHit,
     money,
 )
-from annotation.services import campaign_set_status
+from annotation.services import audit_add, campaign_set_status
 
 PayBucket = tuple[int, int, Decimal]
 EMOTIONLINES_BUCKETS: tuple[PayBucket, ...] = (

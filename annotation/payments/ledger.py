@@ -38,6 +38,7 @@ from annotation.models import (
 )
 from annotation.providers import Provider, ProviderError
 from annotation.providers.base import money
+from annotation.services.audit import audit_add
 from annotation.services.campaigns import campaign_budget_update
 
 _ZERO = Decimal("0.00")
@@ -58,30 +59,6 @@ class BudgetBelowCommitted(InvalidParameters):
         )
         super().__init__(message, fields={"budget": message})
         self.budget, self.committed = budget, committed
-
-
-def audit_add(
-    *,
-    action: str,
-    actor: str,
-    campaign: Campaign | None = None,
-    provider: str = "",
-    worker: Worker | None = None,
-    assignment: Assignment | None = None,
-    amount: Decimal | None = None,
-    detail: str = "",
-) -> AuditLog:
-    """Append one line to the audit log."""
-    return AuditLog.objects.create(
-        action=action,
-        actor=actor[:150],
-        campaign=campaign,
-        provider=provider,
-        worker=worker,
-        assignment=assignment,
-        amount=amount,
-        detail=detail,
-    )
 
 
 def campaign_committed(campaign: Campaign) -> Decimal:

@@ -25,12 +25,12 @@ from annotation.campaign_settings import BONUS, SETTINGS, value_clean
 from annotation.exceptions import AnnotationError, Conflict, InvalidParameters, NotFound
 from annotation.models import Assignment, AuditLog, Campaign, Hit, Payment, Publication, Worker
 from annotation.payments.launch import bucket_pay, dialogue_length
-from annotation.payments.ledger import audit_add, payment_key, payment_send
+from annotation.payments.ledger import payment_key, payment_send
 from annotation.payments.sync import publication_sync
 from annotation.protocols import registry
 from annotation.providers import provider_get
 from annotation.providers.base import money
-from annotation.services import assignment_has_work, assignment_set_status
+from annotation.services import assignment_has_work, assignment_set_status, audit_add
 
 if TYPE_CHECKING:
     from annotation.quality import AttentionMiss

@@ -27,10 +27,10 @@ from annotation.models import (
     Publication,
     Worker,
 )
-from annotation.payments.ledger import audit_add, payment_key
+from annotation.payments.ledger import payment_key
 from annotation.providers import provider_get
 from annotation.providers.base import HitState, RemoteSubmission
-from annotation.services import assignment_has_work, assignment_set_status
+from annotation.services import assignment_has_work, assignment_set_status, audit_add
 
 logger = logging.getLogger(__name__)
 _S = Assignment.Status

@@ -13,10 +13,10 @@ from django.utils import timezone
 
 from annotation.exceptions import InvalidParameters, NotAllowed
 from annotation.models import Assignment, AuditLog, Campaign, Publication, Worker, WorkerBlock
-from annotation.payments.ledger import audit_add
 from annotation.providers import PROVIDER_NAMES, Arrival, Provider, provider_get
 from annotation.providers.base import Completion, Eligibility, clean_id
 from annotation.providers.local import link_key
+from annotation.services import audit_add
 
 
 def _publication(campaign: Campaign, provider: str) -> Publication | None:

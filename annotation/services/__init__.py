@@ -19,6 +19,7 @@ from annotation.services.assignments import (
     assignment_touch,
     assignments_abandon_stale,
 )
+from annotation.services.audit import audit_add
 from annotation.services.campaigns import (
     campaign_create,
     campaign_set_status,
@@ -56,6 +57,7 @@ __all__ = [
     "SubmitResult",
     "Visit",
     "assignment_complete",
+    "audit_add",
     "arrival_admit",
     "assignment_authorise",
     "assignment_from_token",

@@ -38,6 +38,7 @@ from annotation.models import (
 from annotation.protocols import registry
 from annotation.quality import worker_soft_block
 from annotation.services.assignments import assignment_set_status
+from annotation.services.audit import audit_add
 
 # What replaces every text a withdrawn worker wrote.
 WITHDRAWN = "[withdrawn]"
@@ -88,8 +89,6 @@ def worker_forget(*, worker: Worker, actor: str, campaign: Campaign | None = Non
     judgments leave reports and exports and their items re-open (``items_reopen``).
     ``campaign`` is where the withdrawal was asked for (the audit entry names it).
     """
-    from annotation.payments.ledger import audit_add  # payments imports the services
-
     locked = Worker.objects.select_for_update().get(pk=worker.pk)
     if worker_is_forgotten(locked):
         worker.external_id = locked.external_id

@@ -13,6 +13,7 @@ from annotation.allocation import item_next, topup_cap
 from annotation.datasets.selectors import campaign_dialogue_records
 from annotation.datasets.services import records_export
 from annotation.exports import judgments_export
+from annotation.judgment_reads import campaign_judgments_frame
 from annotation.models import (
     AuditLog,
     Campaign,
@@ -25,12 +26,12 @@ from annotation.models import (
     Utterance,
     Worker,
 )
-from annotation.payments.ledger import audit_add
 from annotation.quality import worker_soft_block
-from annotation.selectors import campaign_judgments_frame, campaign_replacements, campaign_report
+from annotation.selectors import campaign_replacements, campaign_report
 from annotation.services import (
     WITHDRAWN,
     assignment_start,
+    audit_add,
     judgment_submit,
     worker_forget,
 )

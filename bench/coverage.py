@@ -30,7 +30,7 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evalstats import agreement, ranking, uncertainty  # noqa: E402
+from evalstats import agreement, cluster_bootstrap, ranking, uncertainty  # noqa: E402
 
 Z = 1.959963984540054
 ROW = "{:<24} {:<37} {:<17} {:>8} {:>7} {:>6}{}"
@@ -222,7 +222,7 @@ def ssa_chat_studies(rng: np.random.Generator, n: int, *, sd_worker: float) -> I
         labels["SSA"] = (labels["sensible"] + labels["specific"]) / 2
         for name, y in labels.items():
             num = np.bincount(chat, weights=y, minlength=chats)
-            est = uncertainty.cluster_ratio_ci(num, turns, n_boot=500, seed=None)
+            est = cluster_bootstrap.cluster_ratio_ci(num, turns, n_boot=500, seed=None)
             yield f"SSA interactive {name}", "conversations", truths[name], est.low, est.high
             draws = y[rng.integers(0, len(y), (500, len(y)))].mean(axis=1)
             low, high = np.quantile(draws, [0.025, 0.975])
@@ -261,7 +261,7 @@ def emotion_studies(rng: np.random.Generator, n: int, *, dialogues: int) -> Iter
     truth = _kappa_truth()
     for _ in range(n):
         table, dialogue = _emotion_votes(rng, dialogues)
-        est = uncertainty.fleiss_kappa_cluster_ci(table, dialogue, n_boot=500, seed=None)
+        est = cluster_bootstrap.fleiss_kappa_cluster_ci(table, dialogue, n_boot=500, seed=None)
         yield "EmotionLines kappa", "dialogues", truth, est.low, est.high
         old = agreement.fleiss_kappa_ci(table, n_boot=500, seed=None)
         yield "EmotionLines kappa", "naive utterances", truth, old.low, old.high

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalstats import aggregation, agreement, figures, uncertainty
+from evalstats import aggregation, agreement, cluster_bootstrap, figures
+from evalstats.options import report_options
 
 NON_NEUTRAL = aggregation.NON_NEUTRAL
 
@@ -96,11 +97,11 @@ def kappa_by_source(
     Fleiss' kappa needs the same number of raters on every utterance: each source uses the
     utterances with its most common number of votes, and says how many it left out. The
     utterances of a dialogue (an item) share its context and its workers, so the bootstrap
-    draws whole dialogues (``uncertainty.fleiss_kappa_cluster_ci``).
+    draws whole dialogues (``cluster_bootstrap.fleiss_kappa_cluster_ci``).
     """
     columns = ["source", "utterances", "raters", "kappa", "ci_low", "ci_high", "ci_method"]
     columns.append("note")
-    options = uncertainty.report_options()
+    options = report_options()
     n_boot = options.n_boot or n_boot
     if counts.empty:
         return pd.DataFrame(columns=columns)
@@ -126,7 +127,7 @@ def kappa_by_source(
                     # Without dialogues (an item column), each utterance is its own cluster.
                     by_dialogue = "item" in used and options.method == "design"
                     dialogues = used["item"] if by_dialogue else pd.Series(range(len(used)))
-                    ci = uncertainty.fleiss_kappa_cluster_ci(
+                    ci = cluster_bootstrap.fleiss_kappa_cluster_ci(
                         table,
                         dialogues.to_numpy(),
                         n_boot=n_boot,
@@ -134,7 +135,9 @@ def kappa_by_source(
                         seed=options.seed,
                     )
                     estimate = estimate._replace(low=ci.low, high=ci.high)
-                    method = uncertainty.DIALOGUES if by_dialogue else "bootstrap over utterances"
+                    method = (
+                        cluster_bootstrap.DIALOGUES if by_dialogue else "bootstrap over utterances"
+                    )
         if caught:
             note = str(caught[-1].message)
         rows.append(

@@ -29,7 +29,7 @@ from matplotlib.colors import to_rgba_array
 from matplotlib.figure import Figure
 from matplotlib.typing import ColorType
 
-from evalstats import uncertainty
+from evalstats.options import report_options
 
 # A colour as matplotlib takes it, or as a colour map returns it (an RGBA array).
 Colour = ColorType | np.ndarray
@@ -77,7 +77,7 @@ def text_colour(background: Colour) -> str:
 
 def ci_name(level: float | None = None) -> str:
     """Return the interval's name at ``level`` (the report options' by default): "95% CI"."""
-    level = uncertainty.report_options().level if level is None else level
+    level = report_options().level if level is None else level
     return f"{100 * level:g}% CI"
 
 

@@ -31,6 +31,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.stats import binomtest
 
 from evalstats import uncertainty
+from evalstats.options import report_options
 
 OUTCOMES = ("a", "b", "both", "neither")
 PAIR_COLUMNS = [
@@ -148,7 +149,7 @@ def win_rates(outcomes: pd.DataFrame, *, level: float | None = None) -> pd.DataF
     column every judgment counts as a worker of its own. ``level`` defaults to the report
     options'; their method "independent" takes every judgment as its own item and worker.
     """
-    options = uncertainty.report_options()
+    options = report_options()
     level = options.level if level is None else level
     if outcomes.empty:
         return pd.DataFrame(columns=WIN_COLUMNS)
@@ -463,7 +464,7 @@ def _bradley_terry_connected(
         ia = pd.Index(models).get_indexer(decided["a"]).astype(np.int64)
         ib = pd.Index(models).get_indexer(decided["b"]).astype(np.int64)
         score = _lookup(decided["outcome"], {"a": 1.0, "b": 0.0, "both": 0.5}).to_numpy(float)
-        options = uncertainty.report_options()
+        options = report_options()
         clusters = []
         if options.method == "design":
             clusters = [

@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalstats import aggregation, agreement, uncertainty
+from evalstats import aggregation, agreement
 from evalstats.figures import ReportFigure, figure_write
+from evalstats.options import report_options
 
 
 @dataclass
@@ -40,7 +41,7 @@ def agreement_table(
 ) -> pd.DataFrame:
     """Return Krippendorff's alpha with a 95% bootstrap CI (over items) per ``group``.
 
-    The report options (``uncertainty.report_options``) set the level, and the number of
+    The report options (``options.report_options``) set the level, and the number of
     resamples and the seed where the caller does not.
 
     ``data`` has columns ``group``, ``item``, ``rater``, ``value``. A group whose alpha is
@@ -48,7 +49,7 @@ def agreement_table(
     reason in ``note`` (the agreement module's warning) rather than an error, so a report can
     be built at any time.
     """
-    options = uncertainty.report_options()
+    options = report_options()
     n_boot = options.n_boot or n_boot
     seed = options.seed if seed is None else seed
     rows = []
@@ -86,7 +87,7 @@ def labels_aggregated(votes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame |
     the majority of the others and the model's estimated ``quality`` (accuracy or
     competence), lowest first; with the majority vote it is None.
     """
-    options = uncertainty.report_options()
+    options = report_options()
     labels, quality = aggregation.labels_aggregate(votes, options.aggregate, seed=options.seed)
     name = aggregation.AGGREGATE_NAMES[options.aggregate]
     if quality is None:

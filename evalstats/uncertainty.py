@@ -1,9 +1,10 @@
-"""Design-aware confidence intervals: items crossed with raters, turns nested in chats.
+"""Design-aware confidence intervals of crowd ratings: items crossed with raters.
 
 Pure numpy/pandas/scipy, no ORM. A crowd study's judgments are not independent: ratings of
-the same item share the item, ratings by the same worker share the worker's leniency, and the
-turns of a chat share the chat and its worker. The intervals here account for that
-(docs/statistics.md, "Design-aware intervals", states each method and its sources):
+the same item share the item, and ratings by the same worker share the worker's leniency.
+The intervals here account for that (docs/statistics.md, "Design-aware intervals", states
+each method and its sources; the bootstraps over conversations and dialogues are
+``cluster_bootstrap``'s, the report options ``options``'):
 
 - ``rater_effects``: the variance of the raters' effects on their votes, by unbiased moments
   of a crossed items x raters random-effects model (Henderson, 1953).
@@ -11,87 +12,24 @@ turns of a chat share the chat and its worker. The intervals here account for th
   win) and a difference of two such means; their variance adds the items' own variance to
   the covariance that shared raters induce (linearised through each vote's slope), with a t
   interval on Satterthwaite's (1946) degrees of freedom, or Wilson's for a proportion.
-- ``cluster_ratio_ci``: a share of turns (interactive SSA) by a bootstrap over conversations.
-- ``fleiss_kappa_cluster_ci``: Fleiss' kappa by a bootstrap over dialogues (EmotionLines).
 - ``holm``: Holm's (1979) step-down adjustment of model-vs-reference p-values.
+- ``mean_comparisons``: a Likert report's table of model means against the reference.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, replace
-from typing import Literal, NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 from scipy import sparse, stats
 
-from evalstats.aggregation import AGGREGATES, Aggregate
-from evalstats.agreement.bootstrap import _compress, _percentile, _resampled_sums
-from evalstats.agreement.kappa import _fleiss_from_sums, _fleiss_table
+from evalstats.options import report_options
 
 CROSSED = "crossed items×raters (moments), t"
 CROSSED_WILSON = "crossed items×raters (moments), Wilson"
-CLUSTER = "bootstrap over conversations"
-DIALOGUES = "bootstrap over dialogues"
 INDEPENDENT = "independent judgments (comparison only)"
-
-
-METHODS = ("design", "independent")
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """How a report computes its intervals (the ``report`` command's options).
-
-    ``n_boot`` (None: each protocol's parameter) and ``seed`` for the bootstraps, ``level``
-    of every interval, and ``method``: "design" (the default: intervals that respect the
-    study's design) or "independent" (every judgment taken as independent, as the published
-    papers did: for comparison only). ``aggregate`` names how the label protocols pick an
-    item's label: "majority" (the default), "ds" (Dawid–Skene) or "mace"
-    (``aggregation.labels_aggregate``).
-    """
-
-    n_boot: int | None = None
-    seed: int = 0
-    level: float = 0.95
-    method: Literal["design", "independent"] = "design"
-    aggregate: Aggregate = "majority"
-
-
-# A frozen dataclass: the default is immutable, so sharing it is safe.
-_OPTIONS: ContextVar[ReportOptions] = ContextVar(
-    "report_options",
-    default=ReportOptions(),  # noqa: B039
-)
-
-
-def report_options() -> ReportOptions:
-    """Return the report options in effect (the defaults unless ``report_options_set``)."""
-    return _OPTIONS.get()
-
-
-@contextmanager
-def report_options_set(**changes: object) -> Iterator[ReportOptions]:
-    """Build the reports inside this block with the given options changed."""
-    options = replace(_OPTIONS.get(), **changes)  # type: ignore[arg-type]
-    if options.method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {options.method!r}")
-    if options.aggregate not in AGGREGATES:
-        raise ValueError(
-            f"aggregate must be one of {', '.join(AGGREGATES)}, got {options.aggregate!r}"
-        )
-    if not 0.0 < options.level < 1.0:
-        raise ValueError(f"the level must lie strictly between 0 and 1, got {options.level}")
-    if options.n_boot is not None and options.n_boot < 1:
-        raise ValueError(f"n_boot must be at least 1, got {options.n_boot}")
-    token = _OPTIONS.set(options)
-    try:
-        yield options
-    finally:
-        _OPTIONS.reset(token)
 
 
 class Interval(NamedTuple):
@@ -179,6 +117,42 @@ def rater_effects(
     g = np.zeros((n_raters, d))
     np.add.at(g, rater, v * z)
     q_b = (g * n_r[:, None]).T @ g
+    design = _design_moments(item, rater, v, m, n_r, n_items)
+    if (np.diag(design.big_k) - np.diag(design.big_l) <= 0).any():
+        return zero
+    tau = (q_b - design.big_l * q_w / w_total) / (design.big_k - design.big_l)
+    tau = (tau + tau.T) / 2.0
+    values, vectors = np.linalg.eigh(tau)
+    tau = (vectors * np.clip(values, 0.0, None)) @ vectors.T  # nearest covariance matrix
+    noise = np.clip(np.diag(q_w) / w_total - np.diag(tau), 0.0, None)
+    # Satterthwaite: n_r g_r^2 is about its expectation times chi2_1.
+    expect = design.k_r * np.diag(tau) + n_r[:, None] * design.l_r * noise
+    spread = np.diag(design.big_k) - np.diag(design.big_l)
+    var_tau = 2.0 * (expect * expect).sum(axis=0) / spread**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = np.where(var_tau > 0, 2.0 * np.diag(tau) ** 2 / var_tau, np.inf)
+    return RaterEffects(tau, float(min(np.min(df), n_raters - 1.0)))
+
+
+class _DesignMoments(NamedTuple):
+    """The coefficients of E Q_b = K tau + L s2, which depend on the design alone.
+
+    ``k_r`` holds each rater's share of K's diagonal and ``l_r`` each rater's weighted
+    count behind L's (before the factor n_r): the expectation of n_r g_r^2 that
+    Satterthwaite's degrees of freedom need.
+    """
+
+    big_k: np.ndarray
+    big_l: np.ndarray
+    k_r: np.ndarray
+    l_r: np.ndarray
+
+
+def _design_moments(
+    item: np.ndarray, rater: np.ndarray, v: np.ndarray, m: np.ndarray, n_r: np.ndarray, n_items: int
+) -> _DesignMoments:
+    """Return K and L of ``rater_effects`` for votes weighted v within their rater."""
+    n_raters, d = len(n_r), v.shape[1]
     h = np.zeros((n_raters, d))
     np.add.at(h, rater, v * (1.0 - 1.0 / m)[:, None])
     u = sparse.csr_matrix((1.0 / m, (item, rater)), shape=(n_items, n_raters))
@@ -199,21 +173,9 @@ def rater_effects(
             big_l[k, l_] = float((n_r[: len(cross)] * cross).sum())
             if k == l_:
                 k_r[:, k] = per_rater
-    if (np.diag(big_k) - np.diag(big_l) <= 0).any():
-        return zero
-    tau = (q_b - big_l * q_w / w_total) / (big_k - big_l)
-    tau = (tau + tau.T) / 2.0
-    values, vectors = np.linalg.eigh(tau)
-    tau = (vectors * np.clip(values, 0.0, None)) @ vectors.T  # nearest covariance matrix
-    noise = np.clip(np.diag(q_w) / w_total - np.diag(tau), 0.0, None)
-    # Satterthwaite: n_r g_r^2 is about its expectation times chi2_1.
     l_r = np.zeros((n_raters, d))
     np.add.at(l_r, rater, v * v * (1.0 - 1.0 / m)[:, None])
-    expect = k_r * np.diag(tau) + n_r[:, None] * l_r * noise
-    var_tau = 2.0 * (expect * expect).sum(axis=0) / (np.diag(big_k) - np.diag(big_l)) ** 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = np.where(var_tau > 0, 2.0 * np.diag(tau) ** 2 / var_tau, np.inf)
-    return RaterEffects(tau, float(min(np.min(df), n_raters - 1.0)))
+    return _DesignMoments(big_k, big_l, k_r, l_r)
 
 
 def _between_raters(data: pd.DataFrame, columns: list[str], group: str) -> RaterEffects:
@@ -442,109 +404,6 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
     out[order] = np.minimum(adjusted, 1.0)
     return out
-
-
-def cluster_ratio_ci(
-    numerators: np.ndarray,
-    denominators: np.ndarray,
-    *,
-    n_boot: int = 1000,
-    level: float = 0.95,
-    seed: int | None = 0,
-) -> Interval:
-    """Return sum(num) / sum(den) with a percentile bootstrap over clusters (conversations).
-
-    Each cluster (a chat) is drawn whole with its counts (labelled turns, sensible turns),
-    as in the cluster bootstrap of Davison & Hinkley (1997, section 3.8).
-    """
-    num = np.asarray(numerators, dtype=float)
-    den = np.asarray(denominators, dtype=float)
-    nan = float("nan")
-    if den.sum() <= 0:
-        return Interval(nan, nan, nan, nan, CLUSTER)
-    value = float(num.sum() / den.sum())
-    if len(num) < 2 or n_boot < 1:
-        return Interval(value, nan, nan, nan, CLUSTER)
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(len(num), np.full(len(num), 1.0 / len(num)), size=n_boot)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        boot = (draws @ num) / (draws @ den)
-    boot = boot[np.isfinite(boot)]
-    low, high = np.quantile(boot, [0.5 - level / 2.0, 0.5 + level / 2.0])
-    return Interval(value, float(low), float(high), float(np.std(boot, ddof=1)), CLUSTER)
-
-
-def cluster_bootstrap_means(
-    values: np.ndarray,
-    clusters: Sequence[object] | np.ndarray,
-    *,
-    n_boot: int = 1000,
-    seed: int | None = 0,
-) -> np.ndarray:
-    """Return n_boot x k resampled means of k columns of per-turn values (NaN: not counted).
-
-    Whole clusters (conversations) are drawn with replacement, one draw shared by all columns
-    so that functions of them (SSA = the mean of two shares) are resampled jointly; each mean
-    is a ratio of the drawn clusters' sums and counts, as in ``cluster_ratio_ci``.
-    """
-    x = np.asarray(values, dtype=float)
-    cluster, _ = pd.factorize(np.asarray(clusters, dtype=object))
-    n_clusters = int(cluster.max()) + 1 if len(cluster) else 0
-    sums, counts = np.zeros((n_clusters, x.shape[1])), np.zeros((n_clusters, x.shape[1]))
-    np.add.at(sums, cluster, np.nan_to_num(x))
-    np.add.at(counts, cluster, ~np.isnan(x))
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (draws @ sums) / (draws @ counts)
-
-
-def _fleiss_varying(sum_sq: np.ndarray, cat: np.ndarray, units: np.ndarray, n: float) -> np.ndarray:
-    """Fleiss' kappa of resamples whose number of utterances differs from one to the next."""
-    p_bar = (sum_sq - units * n) / (units * n * (n - 1.0))
-    p = cat / (units * n)[:, None]
-    p_e = (p * p).sum(axis=1)
-    return np.where(p_e < 1.0, (p_bar - p_e) / (1.0 - p_e), np.nan)
-
-
-def fleiss_kappa_cluster_ci(
-    counts: np.ndarray,
-    clusters: Sequence[object] | np.ndarray,
-    *,
-    n_boot: int = 1000,
-    level: float = 0.95,
-    seed: int | None = 0,
-) -> Interval:
-    """Return Fleiss' kappa with a percentile bootstrap that draws whole dialogues.
-
-    ``counts`` is the utterances x categories vote table, ``clusters`` each utterance's
-    dialogue. A dialogue's utterances share its context and its workers, so they are drawn
-    together; the statistic is a function of per-dialogue sums (sum of squared counts, counts
-    per category, utterances), which makes a resample one matrix product.
-    """
-    table = _fleiss_table(counts)
-    nan = float("nan")
-    if len(table) == 0:
-        return Interval(nan, nan, nan, nan, DIALOGUES)
-    n = float(table[0].sum())
-    dialogue, _ = pd.factorize(np.asarray(clusters, dtype=object))
-    per_utterance = np.column_stack([(table * table).sum(axis=1), np.ones(len(table)), table])
-    features = np.zeros((int(dialogue.max()) + 1, per_utterance.shape[1]))
-    np.add.at(features, dialogue, per_utterance)
-    value = float(
-        _fleiss_from_sums(features[:, 0].sum(), features[:, 2:].sum(axis=0), len(table), n)
-    )
-    if n < 2 or len(features) < 2 or n_boot < 1:
-        return Interval(value, nan, nan, nan, DIALOGUES)
-    patterns, pattern_of = _compress(features)
-    parts = []
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for s in _resampled_sums(patterns, pattern_of, n_boot, seed):
-            parts.append(_fleiss_varying(s[:, 0], s[:, 2:], s[:, 1], n))
-    boot = np.concatenate(parts)
-    boot[~np.isfinite(boot)] = np.nan
-    est = _percentile(boot, value, level)
-    return Interval(value, est.low, est.high, float(np.nanstd(boot, ddof=1)), DIALOGUES)
 
 
 MEAN_COLUMNS = [

@@ -8,6 +8,7 @@ import numpy as np
 from scipy.special import expit
 
 from evalstats import uncertainty
+from evalstats.cluster_bootstrap import cluster_bootstrap_means
 from evalstats.planner.common import Plan, _check_run, _mean_logit, _plan
 
 # --- Interactive SSA: conversations, each labelled by the worker who chatted ----------------
@@ -63,10 +64,10 @@ def chat_difference(
 ) -> uncertainty.Interval:
     """Return the model's share of sensible turns minus the reference's, with the percentile
     interval of the difference of the two models' bootstraps over conversations
-    (``uncertainty.cluster_bootstrap_means``, the report's per-model intervals)."""
+    (``cluster_bootstrap.cluster_bootstrap_means``, the report's per-model intervals)."""
     seeds = np.random.SeedSequence(seed).generate_state(2)
     draws = [
-        uncertainty.cluster_bootstrap_means(y[:, None], chat, n_boot=n_boot, seed=int(s))[:, 0]
+        cluster_bootstrap_means(y[:, None], chat, n_boot=n_boot, seed=int(s))[:, 0]
         for (y, chat), s in zip((model, reference), seeds, strict=True)
     ]
     diff = draws[0] - draws[1]

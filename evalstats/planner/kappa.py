@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from evalstats import uncertainty
+from evalstats import cluster_bootstrap
 from evalstats.planner.common import _check_run
 
 # --- EmotionLines: the precision of Fleiss' kappa --------------------------------------------
@@ -87,14 +87,14 @@ def kappa_plan(
     design: KappaDesign, *, studies: int = 200, target: float = 0.8, seed: int | None = 0
 ) -> KappaPlan:
     """Simulate ``studies`` studies and return the expected width of kappa's 95% interval
-    (``uncertainty.fleiss_kappa_cluster_ci``, the report's), and the difference of kappa
+    (``cluster_bootstrap.fleiss_kappa_cluster_ci``, the report's), and the difference of kappa
     between two independent sources of this design found with ``target`` power at 5%."""
     _check_run(studies, 0.05, target)
     rng = np.random.default_rng(seed)
     values, widths = [], []
     for _ in range(studies):
         table, dialogue = kappa_votes(rng, design)
-        est = uncertainty.fleiss_kappa_cluster_ci(
+        est = cluster_bootstrap.fleiss_kappa_cluster_ci(
             table, dialogue, n_boot=design.n_boot, seed=int(rng.integers(1 << 31))
         )
         values.append(est.value)

@@ -23,8 +23,8 @@ from dashboard import services
 from dashboard.models import Job
 from evalstats import figures
 from evalstats.figures import contrast_ratio, error_bars, figure_write, text_colour
+from evalstats.options import report_options_set
 from evalstats.reports import report_write
-from evalstats.uncertainty import report_options_set
 from tests.factories import CampaignFactory, ItemFactory
 
 SEED = 7

@@ -21,7 +21,7 @@ def _finished(job: dict) -> dict:
 
 
 def test_a_report_job_combines_labels_as_asked(api, filled, monkeypatch) -> None:
-    from evalstats.uncertainty import report_options
+    from evalstats.options import report_options
 
     seen = []
     real = services.campaign_report

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from evalstats import uncertainty
+from evalstats.options import report_options_set
 from evalstats.ranking import _fit, _wins, bradley_terry
 
 MODELS = ["gold", "B", "C", "D"]
@@ -76,7 +76,7 @@ def test_several_judgments_of_one_item_widen_the_interval_by_the_design_effect(s
     design = {"per_item": 5, "sd_item": 1.0}
     truth = marginal_truth(strengths, 1.0)
     assert 0.93 <= coverage(strengths, 250, truth, seed=3, **design) <= 0.975
-    with uncertainty.report_options_set(method="independent"):
+    with report_options_set(method="independent"):
         naive = coverage(strengths, 250, truth, seed=3, **design)
     assert naive < 0.91  # taking the judgments as independent is too narrow
 
@@ -86,7 +86,7 @@ def test_workers_with_their_own_tastes_widen_the_interval():
     design = {"raters": 30, "sd_rater": 0.6, "per_pair": 60}
     truth = marginal_truth(strengths, 0.6 * np.sqrt(2))
     assert 0.93 <= coverage(strengths, 250, truth, seed=4, **design) <= 0.975
-    with uncertainty.report_options_set(method="independent"):
+    with report_options_set(method="independent"):
         assert coverage(strengths, 250, truth, seed=4, **design) < 0.91
 
 
@@ -94,7 +94,7 @@ def test_the_wald_interval_is_the_models_own_when_every_judgment_stands_alone():
     rng = np.random.default_rng(5)
     data = study(rng, np.array([0.5, 0.2, 0.0, -0.4]))
     design = bradley_terry(data)
-    with uncertainty.report_options_set(method="independent"):
+    with report_options_set(method="independent"):
         independent = bradley_terry(data)
     pd.testing.assert_frame_equal(design, independent)
 
@@ -102,7 +102,7 @@ def test_the_wald_interval_is_the_models_own_when_every_judgment_stands_alone():
 def test_the_level_of_the_report_sets_the_width():
     data = study(np.random.default_rng(6), np.array([0.5, 0.2, 0.0, -0.4]))
     wide = bradley_terry(data)
-    with uncertainty.report_options_set(level=0.8):
+    with report_options_set(level=0.8):
         narrow = bradley_terry(data)
     ratio = (narrow["ci_high"] - narrow["ci_low"]) / (wide["ci_high"] - wide["ci_low"])
     np.testing.assert_allclose(ratio, 1.2815516 / 1.9599640, rtol=1e-6)

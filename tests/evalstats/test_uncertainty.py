@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from evalstats import agreement, uncertainty
+from evalstats import agreement, cluster_bootstrap, uncertainty
 
 
 def _likert_study(
@@ -130,11 +130,11 @@ def test_conversation_bootstrap_is_wider_than_the_turn_bootstrap_for_clustered_t
     chat = np.repeat(np.arange(100), turns)
     p = 1 / (1 + np.exp(-(0.5 + rng.normal(0, 1.2, 100)[chat])))
     y = (rng.random(len(chat)) < p).astype(float)
-    est = uncertainty.cluster_ratio_ci(np.bincount(chat, weights=y), turns, n_boot=2000)
+    est = cluster_bootstrap.cluster_ratio_ci(np.bincount(chat, weights=y), turns, n_boot=2000)
     assert est.value == pytest.approx(y.mean())
     naive = np.quantile(y[rng.integers(0, len(y), (2000, len(y)))].mean(axis=1), [0.025, 0.975])
     assert est.high - est.low > 1.3 * (naive[1] - naive[0])
-    one = uncertainty.cluster_ratio_ci(y, np.ones(len(y)), n_boot=2000)
+    one = cluster_bootstrap.cluster_ratio_ci(y, np.ones(len(y)), n_boot=2000)
     assert one.high - one.low == pytest.approx(naive[1] - naive[0], rel=0.15)
 
 
@@ -148,7 +148,7 @@ def test_dialogue_bootstrap_keeps_fleiss_kappa_and_widens_its_interval() -> None
     for _ in range(5):
         vote = np.where(rng.random(len(dialogue)) < accuracy, truth, rng.integers(0, 4, len(truth)))
         np.add.at(table, (np.arange(len(dialogue)), vote), 1)
-    est = uncertainty.fleiss_kappa_cluster_ci(table, dialogue, n_boot=1000)
+    est = cluster_bootstrap.fleiss_kappa_cluster_ci(table, dialogue, n_boot=1000)
     old = agreement.fleiss_kappa_ci(table, n_boot=1000)
     assert est.value == pytest.approx(agreement.fleiss_kappa(table))
     assert est.high - est.low > 1.2 * (old.high - old.low)

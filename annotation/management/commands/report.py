@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign
 from annotation.selectors import campaign_progress, campaign_report
+from evalstats.options import METHODS, report_options_set
 from evalstats.reports import report_text, report_write
-from evalstats.uncertainty import METHODS, report_options_set
 
 
 class Command(BaseCommand):

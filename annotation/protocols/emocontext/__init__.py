@@ -30,8 +30,9 @@ from annotation.protocols.base import (
     Simulated,
     label_simulated,
 )
-from evalstats import aggregation, reports, uncertainty
+from evalstats import aggregation, reports
 from evalstats.emotion_labels import distribution_figure, kappa_by_source
+from evalstats.options import report_options
 
 QUESTION = gettext_noop(
     "Read the conversation. Which emotion does the user express in their last message, given "
@@ -229,7 +230,7 @@ def emocontext_labels(judgments: pd.DataFrame) -> pd.DataFrame:
     """
     if judgments.empty:
         return pd.DataFrame(columns=["label", "tied", "n_votes"]).rename_axis("item")
-    options = uncertainty.report_options()
+    options = report_options()
     labels, _ = aggregation.labels_aggregate(
         _votes(judgments), options.aggregate, seed=options.seed
     )

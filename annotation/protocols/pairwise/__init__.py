@@ -39,6 +39,7 @@ from annotation.protocols.base import (
 )
 from annotation.protocols.pairwise.planner import ab_design
 from evalstats import adaptive, figures, ranking, reports, uncertainty
+from evalstats.options import report_options
 from evalstats.planner import ABDesign
 
 # The answers' labels, translated on the worker's page.
@@ -487,7 +488,7 @@ def ranking_figure(rankings: list[pd.DataFrame]) -> figures.ReportFigure:
     axes[-1].set_xlabel(f"Bradley–Terry log-strength ({figures.ci_name()})")
     method = (
         "Wald, widened by the design effect of items and workers"
-        if uncertainty.report_options().method == "design"
+        if report_options().method == "design"
         else uncertainty.INDEPENDENT
     )
     return figures.figure_finish(

@@ -33,7 +33,8 @@ from annotation.protocols.base import (
 )
 from annotation.protocols.likert import LikertProtocol, likert_items
 from annotation.protocols.ssa.planner import ssa_design
-from evalstats import aggregation, agreement, figures, reports, uncertainty
+from evalstats import aggregation, agreement, cluster_bootstrap, figures, reports, uncertainty
+from evalstats.options import report_options
 from evalstats.planner import SSADesign
 
 # Meena's instructions (Adiwardana et al. 2020, §2.1 and Appendix); translated on the
@@ -159,13 +160,13 @@ class SSAProtocol(ResponseItems, GoldChecks, Simulated, Judged, Planned):
         self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
     ) -> Report:
         report = Report(title="Sensibleness and specificity (SSA) per model")
-        n_boot = uncertainty.report_options().n_boot or int(parameters["n_boot"])
+        n_boot = report_options().n_boot or int(parameters["n_boot"])
         labels = ssa_labels(items, judgments)
         scores = ssa_scores(labels, n_boot=n_boot, judgments=judgments)
         report.tables["scores"] = scores
         report.tables["agreement"] = ssa_agreement(judgments, n_boot=n_boot)
         ties = int(labels[["sensible", "specific"]].isna().any(axis=1).sum()) if len(labels) else 0
-        if uncertainty.report_options().aggregate != "majority":
+        if report_options().aggregate != "majority":
             # The crossed intervals linearise each response's majority through its votes.
             report.notes.append(
                 "SSA labels each response by the majority of its workers whatever the chosen "
@@ -303,7 +304,7 @@ def ssa_scores(
     report options set the level (unless given), the resamples and the seed; their method
     "independent" uses the bootstrap over responses (or turns) in every case.
     """
-    options = uncertainty.report_options()
+    options = report_options()
     level = options.level if level is None else level
     n_boot = options.n_boot or n_boot
     seed = options.seed if options.seed else seed
@@ -328,12 +329,12 @@ def ssa_scores(
             bounds, row["ci_method"] = crossed(part), uncertainty.CROSSED_WILSON
         elif conversations is not None and n_boot:
             chats = conversations.reindex(part["item"]).fillna("").to_numpy()
-            shares = uncertainty.cluster_bootstrap_means(
+            shares = cluster_bootstrap.cluster_bootstrap_means(
                 np.column_stack([sens, spec]), chats, n_boot=n_boot, seed=seed
             )
             draws = np.column_stack([shares * 100, shares.mean(axis=1) * 100])
             bounds = list(zip(*np.nanpercentile(draws, [tail, 100 - tail], axis=0), strict=True))
-            row["ci_method"] = uncertainty.CLUSTER
+            row["ci_method"] = cluster_bootstrap.CLUSTER
         elif n_boot:
             idx = rng.integers(0, len(part), (n_boot, len(part)))
             draws = _ssa_triple(sens[idx], spec[idx])

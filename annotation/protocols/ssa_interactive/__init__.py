@@ -44,7 +44,8 @@ from annotation.protocols.base import (
 from annotation.protocols.empathetic_chat import _ranges_check
 from annotation.protocols.ssa import SSAProtocol, ssa_figure, ssa_labels, ssa_scores
 from annotation.protocols.ssa_interactive.planner import chat_design
-from evalstats import figures, uncertainty
+from evalstats import cluster_bootstrap, figures
+from evalstats.options import report_options
 from evalstats.planner import ChatDesign
 
 # Who says the opener: Meena §2.3 has the bot open with "Hi!"; its appendix and released logs
@@ -381,7 +382,7 @@ def end_ratings_table(dialogues: pd.DataFrame, *, order: list[str], n_boot: int)
     if not len(dialogues) or "ratings" not in dialogues:
         return pd.DataFrame(columns=columns)
     rated = dialogues[dialogues["ratings"].map(lambda r: isinstance(r, dict))]
-    options = uncertainty.report_options()
+    options = report_options()
     n_boot = options.n_boot or n_boot
     seed = options.seed if options.seed else 0
     tail = (100 - 100 * options.level) / 2
@@ -395,7 +396,7 @@ def end_ratings_table(dialogues: pd.DataFrame, *, order: list[str], n_boot: int)
             x = np.array([float(v[key]) for v in values if key in v])
             low = high = np.nan
             if n_boot and len(x):
-                means = uncertainty.cluster_bootstrap_means(
+                means = cluster_bootstrap.cluster_bootstrap_means(
                     x[:, None], np.arange(len(x)), n_boot=n_boot, seed=seed
                 )[:, 0]
                 low, high = np.nanpercentile(means, [tail, 100 - tail])
@@ -408,7 +409,7 @@ def end_ratings_table(dialogues: pd.DataFrame, *, order: list[str], n_boot: int)
                     "mean_low": low,
                     "mean_high": high,
                     "comments": comments,
-                    "ci_method": uncertainty.CLUSTER,
+                    "ci_method": cluster_bootstrap.CLUSTER,
                 }
             )
     return pd.DataFrame(rows, columns=columns)

@@ -203,10 +203,10 @@ def test_an_imported_data_sets_kappa_interval_draws_whole_dialogues(tmp_path):
     from annotation.datasets.selectors import dataset_emotion_report
     from annotation.datasets.services import dataset_import
     from annotation.models import Dataset
-    from evalstats import uncertainty
+    from evalstats import cluster_bootstrap
 
     path = _write(tmp_path, "friends_dev.json", samples.EMOTIONLINES_JSON)
     dataset_import(name="friends-mini", fmt="emotionlines", paths=[path], source="friends")
     tables = dataset_emotion_report(Dataset.objects.get(name="friends-mini"), n_boot=50)
-    assert set(tables["agreement"]["ci_method"]) == {uncertainty.DIALOGUES}
+    assert set(tables["agreement"]["ci_method"]) == {cluster_bootstrap.DIALOGUES}
     assert tables["rule"]["utterances"].iloc[0] == 5

@@ -15,7 +15,7 @@ from annotation.selectors import campaign_report
 from annotation.services import campaign_create, campaign_set_status, items_add
 from annotation.simulation import crowd_make, crowd_run
 from evalstats.agreement import fleiss_kappa
-from evalstats.uncertainty import report_options_set
+from evalstats.options import report_options_set
 
 CAT = registry.get("categorical")
 LABELS = ["cat", "dog", "bird"]

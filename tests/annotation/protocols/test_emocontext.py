@@ -109,7 +109,7 @@ def test_worker_page_shows_the_three_turns_and_stores_the_label(client):
 
 
 def test_the_report_aggregate_option_labels_by_dawid_skene_with_the_raters_quality():
-    from evalstats.uncertainty import report_options_set
+    from evalstats.options import report_options_set
 
     rng = np.random.default_rng(3)
     labels = ["happy", "sad", "angry", "others"]

@@ -372,7 +372,7 @@ def test_a_job_that_fails_in_the_request_shows_as_failed_not_as_a_server_error(
     def broken(job, progress):
         raise RuntimeError("the disk is full")
 
-    monkeypatch.setattr(services, "_report_build", broken)
+    monkeypatch.setattr(services, "report_build", broken)
     from evalsite.celery import app
 
     eager, app.conf.task_always_eager = app.conf.task_always_eager, True  # the embedded default

@@ -24,17 +24,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from django.db.models import CharField, Func, QuerySet
 
-from annotation.model_replies import campaign_cut_replies, payload_truncated
-from annotation.models import Campaign, Item
-from annotation.protocols import Protocol, registry
-from annotation.selectors import (
+from annotation.judgment_reads import (
     CHUNK_ROWS,
     JUDGMENT_COLUMNS,
-    campaign_items_frame,
     campaign_judgments,
     campaign_judgments_chunks,
     campaign_judgments_frame,
 )
+from annotation.model_replies import campaign_cut_replies, payload_truncated
+from annotation.models import Campaign, Item
+from annotation.protocols import Protocol, registry
+from annotation.selectors import campaign_items_frame
 
 Format = Literal["csv", "jsonl", "parquet"]
 FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet")

@@ -15,9 +15,9 @@ from django.db.models import Count, F, Window
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import RowNumber
 
+from annotation.judgment_reads import campaign_judgments
 from annotation.models import Campaign, Item
 from annotation.protocols import ModelPairs, registry
-from annotation.selectors import campaign_judgments
 from annotation.steering import (
     COOLDOWN_SECONDS,
     ITEMS_PER_PAIR,

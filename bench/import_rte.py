@@ -42,7 +42,7 @@ django.setup()
 import pandas as pd  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from annotation.selectors import campaign_judgments_frame  # noqa: E402
+from annotation.judgment_reads import campaign_judgments_frame  # noqa: E402
 from annotation.services import campaign_create, items_add  # noqa: E402
 from evalstats.aggregation import dawid_skene, majority_vote  # noqa: E402
 

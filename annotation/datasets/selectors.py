@@ -62,7 +62,8 @@ def campaign_dialogue_records(campaign: Campaign) -> list[DialogueRecord]:
     records = _records(Dialogue.objects.filter(campaign=campaign))
     protocol = registry.get(campaign.protocol)
     if isinstance(protocol, DialogueItems):
-        from annotation.selectors import campaign_items_frame, campaign_judgments_frame
+        from annotation.judgment_reads import campaign_judgments_frame
+        from annotation.selectors import campaign_items_frame
 
         parameters = protocol.clean_parameters(campaign.parameters)
         records += protocol.labeled_dialogues(

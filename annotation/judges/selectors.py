@@ -8,9 +8,9 @@ import pandas as pd
 
 from annotation.judges.report import DECISIVE, judge_report
 from annotation.judges.services import LABEL_PREFIX
+from annotation.judgment_reads import campaign_judgments_frame
 from annotation.models import Campaign, Item, Judgment, Worker
 from annotation.protocols import Report, registry
-from annotation.selectors import campaign_judgments_frame
 from modelhub.models import GenerationJob
 
 ORDER_SUFFIXES = ("/ab", "/ba")

@@ -10,6 +10,7 @@ from django.utils import timezone
 from annotation.allocation import item_next, lease_create, leases_release
 from annotation.campaign_settings import CONTROLS, settings_clean
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
+from annotation.judgment_reads import campaign_judgments_frame
 from annotation.models import Item, Judgment, Lease, Participation, WorkerBlock
 from annotation.providers import Arrival
 from annotation.quality import (
@@ -19,7 +20,7 @@ from annotation.quality import (
     worker_unblock,
 )
 from annotation.quality_rule import Rule, worker_decisions
-from annotation.selectors import campaign_judgments_frame, campaign_progress, campaign_report
+from annotation.selectors import campaign_progress, campaign_report
 from annotation.services import (
     assignment_start,
     campaign_create,

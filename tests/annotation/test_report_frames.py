@@ -3,15 +3,14 @@
 import pandas as pd
 import pytest
 
-from annotation.models import Judgment, Participation
-from annotation.protocols import registry
-from annotation.selectors import (
+from annotation.judgment_reads import (
     REPORT_COLUMNS,
-    campaign_items_frame,
     campaign_judgments_frame,
-    campaign_report,
     campaign_report_judgments_frame,
 )
+from annotation.models import Judgment, Participation
+from annotation.protocols import registry
+from annotation.selectors import campaign_items_frame, campaign_report
 from tests.annotation.test_exports import MIXES, _campaign_with
 from tests.factories import AssignmentFactory, CampaignFactory, ItemFactory, JudgmentFactory
 

@@ -6,10 +6,11 @@ from typing import Any
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.judgment_reads import campaign_report_judgments_frame
 from annotation.models import Campaign
 from annotation.protocols import Planned, registry
 from annotation.protocols.pairwise import pairwise_outcomes
-from annotation.selectors import campaign_items_frame, campaign_report_judgments_frame
+from annotation.selectors import campaign_items_frame
 from evalstats import agreement
 from evalstats.emotion_labels import utterance_votes
 from evalstats.planner import (

@@ -9,8 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
+
 from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign
+from annotation.payments import campaign_budget_set
 from annotation.protocols import registry
 from annotation.services import campaign_create, campaign_settings_update
 from annotation.studyfiles import study_create, study_load, study_read
@@ -61,14 +64,21 @@ def draft_settings_update(
     study: Mapping[str, Any] | None = None,
 ) -> Campaign:
     """Set a draft's protocol parameters, its settings (``SETTINGS``) and its study pages'
-    texts (``study_pages.STUDY_FIELDS``), all or nothing."""
+    texts (``study_pages.STUDY_FIELDS``), all or nothing. The budget goes through the ledger
+    (``campaign_budget_set``): a launch that failed partway leaves a draft with money
+    committed, and the budget never goes below it."""
     draft_check(campaign)
     unknown = sorted(set(values) - set(SETTINGS))
     if unknown:
         raise InvalidParameters(f"Unknown setting(s): {', '.join(unknown)}.")
-    return campaign_settings_update(
-        campaign=campaign, values=values, parameters=parameters, study=study
-    )
+    rest = {k: v for k, v in values.items() if k != "budget"}
+    with transaction.atomic():
+        updated = campaign_settings_update(
+            campaign=campaign, values=rest, parameters=parameters, study=study
+        )
+        if "budget" in values:
+            updated = campaign_budget_set(campaign=updated, budget=values["budget"])
+        return updated
 
 
 # A study file's own items name files beside it, which an uploaded file cannot reach.

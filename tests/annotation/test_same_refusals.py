@@ -254,7 +254,11 @@ def test_a_draft_after_a_launch_that_failed_partway_keeps_its_floor(admin_client
     with pytest.raises(BudgetBelowCommitted):
         campaign_budget_set(campaign=draft, budget="5.00")
     _refused_on_the_form(_admin_change(admin_client, draft, budget="5.00"), "committed (40.00")
+    with pytest.raises(BudgetBelowCommitted):  # the wizard's settings step
+        draft_settings_update(campaign=draft, parameters={}, values={"budget": "5.00"})
     assert _row(draft) == before
+    updated = draft_settings_update(campaign=draft, parameters={}, values={"budget": "45.00"})
+    assert updated.budget == Decimal("45.00")
 
 
 def test_a_name_over_200_characters_is_refused_everywhere(admin_client, api, researcher):

@@ -256,6 +256,8 @@ def _worker_sources() -> set[str]:
     sources |= {str(p.relative_to(ROOT)) for p in protocols.glob("*/*.html")}
     return sources | {
         "annotation/views.py",
+        "annotation/worker_pages.py",
+        "annotation/training_views.py",
         "annotation/chat_views.py",
         "annotation/study_pages.py",
         "annotation/chat/seats.py",

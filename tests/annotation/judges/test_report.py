@@ -6,13 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.judges.report import (
-    agreement_figure,
-    crowd_consensus,
-    judge_report,
-    pooled_kappa,
-    position_bias,
-)
+from annotation.judges.agreement import crowd_consensus, pooled_kappa
+from annotation.judges.report import agreement_figure, judge_report, position_bias
 from evalstats.agreement import cohen_kappa, krippendorff_alpha
 
 

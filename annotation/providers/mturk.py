@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
-from xml.sax.saxutils import escape
 
 import boto3
 from botocore.config import Config
@@ -33,104 +32,29 @@ from annotation.exceptions import InvalidParameters
 from annotation.providers.base import (
     Arrival,
     Completion,
-    Eligibility,
     HitSpec,
     HitState,
     LaunchPlan,
     Provider,
     ProviderError,
     PublishedHit,
-    RemoteStatus,
     RemoteSubmission,
     clean_id,
     money,
 )
+from annotation.providers.mturk_api import (
+    PAST,
+    STATUSES,
+    endpoint_for,
+    epoch,
+    external_question,
+    external_submit_url,
+    qualification_requirements,
+    submit_hosts,
+)
 
 NAME = "mturk"
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
-DEFAULT_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
-SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
-PRODUCTION_ENDPOINT = "https://mturk-requester.us-east-1.amazonaws.com"
-# MTurk's system qualification types.
-QUAL_LOCALE = "00000000000000000071"
-QUAL_PERCENT_APPROVED = "000000000000000000L0"
-QUAL_NUMBER_APPROVED = "00000000000000000040"
-EXTERNAL_QUESTION_NS = (
-    "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/"
-    "ExternalQuestion.xsd"
-)
-_STATUSES: dict[str, RemoteStatus] = {
-    "Submitted": "submitted",
-    "Approved": "approved",
-    "Rejected": "rejected",
-}
-_PAST = datetime(2015, 1, 1, tzinfo=UTC)  # ExpireAt in the past expires a HIT at once
-
-
-def submit_hosts() -> tuple[str, ...]:
-    """Return the hosts that MTurk completions may be posted to."""
-    return tuple(getattr(settings, "MTURK_SUBMIT_HOSTS", DEFAULT_SUBMIT_HOSTS))
-
-
-def external_submit_url(submit_to: str) -> str:
-    """Return where the finished page posts the assignment."""
-    return f"{submit_to.rstrip('/')}/mturk/externalSubmit"
-
-
-def external_question(url: str, frame_height: int) -> str:
-    """Return the ExternalQuestion XML that shows ``url`` in MTurk's iframe."""
-    return (
-        f'<ExternalQuestion xmlns="{EXTERNAL_QUESTION_NS}">'
-        f"<ExternalURL>{escape(url)}</ExternalURL>"
-        f"<FrameHeight>{int(frame_height)}</FrameHeight></ExternalQuestion>"
-    )
-
-
-def endpoint_for(config: Mapping[str, Any]) -> str:
-    """Return the requester endpoint: explicit ``endpoint_url``, else sandbox unless told not."""
-    explicit = config.get("endpoint_url") or getattr(settings, "MTURK_ENDPOINT_URL", "")
-    if explicit:
-        return str(explicit)
-    return SANDBOX_ENDPOINT if config.get("sandbox", True) else PRODUCTION_ENDPOINT
-
-
-def qualification_requirements(
-    eligibility: Eligibility, *, limit_qual: str, allow_qual: str = ""
-) -> list[dict[str, Any]]:
-    """Return the HIT type's QualificationRequirements for ``eligibility``.
-
-    ``limit_qual`` is a custom qualification granted to workers who reached their cap or are
-    soft-blocked; a worker who holds it can neither discover, preview nor accept our HITs.
-    """
-    guard = {"ActionsGuarded": "DiscoverPreviewAndAccept"}
-    reqs: list[dict[str, Any]] = [
-        {"QualificationTypeId": limit_qual, "Comparator": "DoesNotExist", **guard}
-    ]
-    if eligibility.locales:
-        reqs.append(
-            {
-                "QualificationTypeId": QUAL_LOCALE,
-                "Comparator": "In",
-                "LocaleValues": [{"Country": c} for c in eligibility.locales],
-                **guard,
-            }
-        )
-    for qual, value in (
-        (QUAL_PERCENT_APPROVED, eligibility.min_percent_approved),
-        (QUAL_NUMBER_APPROVED, eligibility.min_number_approved),
-    ):
-        if value is not None:
-            reqs.append(
-                {
-                    "QualificationTypeId": qual,
-                    "Comparator": "GreaterThanOrEqualTo",
-                    "IntegerValues": [int(value)],
-                    **guard,
-                }
-            )
-    if allow_qual:
-        reqs.append({"QualificationTypeId": allow_qual, "Comparator": "Exists", **guard})
-    return reqs
 
 
 class MTurkProvider(Provider):
@@ -338,7 +262,7 @@ class MTurkProvider(Provider):
                 external_id=hit["HITId"],
                 spec=spec,
                 fee_per_assignment=self.fee(reward=spec.reward, assignments=spec.assignments),
-                expires_at=_epoch(hit.get("Expiration")),
+                expires_at=epoch(hit.get("Expiration")),
             )
             if on_hit is not None:
                 on_hit(done)
@@ -365,7 +289,7 @@ class MTurkProvider(Provider):
             hit = self.call(config, "get_hit", HITId=hit_id)["HIT"]
             states[hit_id] = HitState(
                 status=str(hit.get("HITStatus", "")),
-                expires_at=_epoch(hit.get("Expiration")),
+                expires_at=epoch(hit.get("Expiration")),
                 assignment_seconds=hit.get("AssignmentDurationInSeconds"),
             )
         return states
@@ -384,7 +308,7 @@ class MTurkProvider(Provider):
     def stop(self, *, config: Mapping[str, Any], hit_ids: Sequence[str]) -> None:
         """Expire the HITs: no new worker can accept; submitted work can still be reviewed."""
         for hit_id in hit_ids:
-            self.call(config, "update_expiration_for_hit", HITId=hit_id, ExpireAt=_PAST)
+            self.call(config, "update_expiration_for_hit", HITId=hit_id, ExpireAt=PAST)
 
     # --- review and money --------------------------------------------------------------------
 
@@ -407,7 +331,7 @@ class MTurkProvider(Provider):
                             external_id=a["AssignmentId"],
                             worker_id=a["WorkerId"],
                             hit_id=a.get("HITId", hit_id),
-                            status=_STATUSES.get(raw, "submitted"),
+                            status=STATUSES.get(raw, "submitted"),
                             raw_status=raw,
                         )
                     )
@@ -516,12 +440,6 @@ class MTurkProvider(Provider):
                 IntegerValue=1,
                 SendNotification=False,
             )
-
-
-def _epoch(value: Any) -> float | None:
-    if isinstance(value, datetime):
-        return value.timestamp()
-    return None
 
 
 PROVIDER = MTurkProvider()

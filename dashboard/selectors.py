@@ -11,7 +11,6 @@ The full report (tables, figures, agreement, worker quality) is built by a job i
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,15 +27,11 @@ from annotation.models import (
     Campaign,
     Dialogue,
     Item,
-    Judgment,
     Payment,
-    Utterance,
-    Worker,
 )
 from annotation.tallies import HOUR, Tally, campaign_tallies
 from dashboard import glossary
 from dashboard.glossary import Column
-from dashboard.items import answer_lines, campaign_questions, payload_fields
 from dashboard.models import Job
 from dashboard.money import campaign_currencies
 
@@ -315,96 +310,6 @@ def report_judgments(campaign: Campaign) -> int | None:
 def jobs_recent(campaign: Campaign, *, limit: int = 10) -> list[Job]:
     """Return the campaign's latest jobs, newest first (the page's job list)."""
     return list(Job.objects.filter(campaign=campaign).select_related("campaign")[:limit])
-
-
-@dataclass(frozen=True)
-class SpotCheck:
-    """A sample of one worker's work: judged items (their payload's fields and the answers
-    in words, ``dashboard.items``), or conversations."""
-
-    pseudonym: str
-    count: int
-    judged: list[dict[str, Any]]
-    dialogues: list[dict[str, Any]]
-
-
-def spot_checks(
-    campaign: Campaign, *, workers: int = 3, per_worker: int = 3, seed: int | None = None
-) -> list[SpotCheck]:
-    """Return random work of the campaign's most active workers (ED's spot-check practice).
-
-    Item campaigns show judged items with every answer the worker gave; chat campaigns show
-    whole conversations the worker took part in. Queries: a fixed number per worker shown.
-    """
-    rng = random.Random(seed)
-    top = list(
-        Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True)
-        .exclude(worker__provider=Worker.Provider.MODEL)  # people's work only
-        .values("worker", "worker__pseudonym")
-        .annotate(n=Count("item", distinct=True))
-        .order_by("-n", "worker__pseudonym")[:workers]
-    )
-    chat_top = list(
-        Utterance.objects.filter(dialogue__campaign=campaign, worker__isnull=False)
-        .values("worker", "worker__pseudonym")
-        .annotate(n=Count("dialogue", distinct=True))
-        .order_by("-n", "worker__pseudonym")[:workers]
-    )
-    checks = []
-    questions = campaign_questions(campaign) if top else []
-    for row in top:
-        item_ids = list(
-            Judgment.objects.filter(item__campaign=campaign, worker=row["worker"])
-            .filter(item__gold__isnull=True)
-            .values_list("item", flat=True)
-            .distinct()
-        )
-        picked = rng.sample(item_ids, min(per_worker, len(item_ids)))
-        answers: dict[int, dict[str, Any]] = {}
-        for item_id, key, payload, question, value in Judgment.objects.filter(
-            item__in=picked, worker=row["worker"]
-        ).values_list("item", "item__key", "item__payload", "question", "value"):
-            entry = answers.setdefault(item_id, {"key": key, "payload": payload, "answers": {}})
-            entry["answers"][question] = value
-        judged = [
-            {
-                "key": entry["key"],
-                "fields": payload_fields(entry["payload"]),
-                "answers": answer_lines(questions, entry["answers"]),
-            }
-            for entry in answers.values()
-        ]
-        checks.append(SpotCheck(row["worker__pseudonym"], row["n"], judged, dialogues=[]))
-    for row in chat_top:
-        dialogue_ids = list(
-            Utterance.objects.filter(dialogue__campaign=campaign, worker=row["worker"])
-            .values_list("dialogue", flat=True)
-            .distinct()
-        )
-        picked = rng.sample(dialogue_ids, min(per_worker, len(dialogue_ids)))
-        conversations: dict[int, dict[str, Any]] = {}
-        for dialogue in Dialogue.objects.filter(pk__in=picked).select_related("situation"):
-            conversations[dialogue.pk] = {
-                "key": dialogue.key,
-                "status": dialogue.status,
-                "flags": dialogue.flags,
-                "emotion": dialogue.situation.emotion if dialogue.situation else dialogue.emotion,
-                "situation": dialogue.situation.text if dialogue.situation else "",
-                "turns": [],
-            }
-        for utterance in Utterance.objects.filter(dialogue__in=picked).select_related("worker"):
-            conversations[utterance.dialogue_id]["turns"].append(
-                {
-                    "speaker": utterance.speaker,
-                    "worker": utterance.worker.pseudonym if utterance.worker else "",
-                    "text": utterance.text,
-                    "signals": utterance.signals,
-                }
-            )
-        checks.append(
-            SpotCheck(row["worker__pseudonym"], row["n"], [], list(conversations.values()))
-        )
-    return checks
 
 
 @dataclass(frozen=True)

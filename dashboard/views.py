@@ -28,6 +28,7 @@ from annotation.selectors import training_summary
 from dashboard import controls, judges, review, selectors, services
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.models import Job
+from dashboard.spot_checks import spot_checks
 from evalstats.aggregation import AGGREGATE_NAMES
 from modelhub.models import ModelEndpoint
 
@@ -87,7 +88,7 @@ def campaign_progress(request: HttpRequest, slug: str) -> JsonResponse:
 @staff_required
 def campaign_spotcheck(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = campaign_for(request.user, slug)
-    checks = selectors.spot_checks(campaign)
+    checks = spot_checks(campaign)
     return render(request, "dashboard/spotcheck.html", {"campaign": campaign, "checks": checks})
 
 

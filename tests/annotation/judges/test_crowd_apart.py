@@ -15,7 +15,7 @@ from annotation.models import CampaignTally, Item, Worker
 from annotation.quality import worker_quality
 from annotation.selectors import campaign_progress, campaign_report
 from annotation.tallies import tallies_rebuild
-from dashboard.selectors import spot_checks
+from dashboard.spot_checks import spot_checks
 from evalstats.reports import report_text
 
 

@@ -159,3 +159,45 @@ def test_each_model_is_written_only_by_its_own_app() -> None:
                 foreign.append(f"{path.relative_to(ROOT)}:{line} {model}.{method}")
     assert found > 50, "the scan found too few writes: it is broken"
     assert not foreign, "\n".join(foreign)
+
+
+# Inside annotation, who writes which rows: the parts the docs name (docs/architecture.md,
+# "Who writes what"), each a module prefix. Live chats and data set imports both write
+# dialogues: the one overlap, through chat/ and datasets/services.py only.
+CORE = (
+    "annotation.services",
+    "annotation.allocation",  # the counters judged/claims and leases (their one owner)
+    "annotation.quality",  # soft blocks (Participation)
+    "annotation.tallies",
+)
+WRITERS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        ("Campaign", "Item", "Lease", "Worker", "Participation", "Consent", "Assignment"),
+        CORE,
+    ),
+    **dict.fromkeys(("Judgment", "AuditLog", "CampaignTally"), CORE),
+    **dict.fromkeys(("TrainingItem", "TrainingAttempt", "TrainingAnswer", "Qualification"), CORE),
+    **dict.fromkeys(("ChatSeat", "ChatPair"), ("annotation.chat",)),
+    **dict.fromkeys(
+        ("Dialogue", "Situation", "Utterance"), ("annotation.chat", "annotation.datasets.services")
+    ),
+    "Dataset": ("annotation.datasets.services",),
+    **dict.fromkeys(("Publication", "Hit", "Payment", "WorkerBlock"), ("annotation.payments",)),
+}
+
+
+@pytest.mark.django_db(databases=[])
+def test_inside_annotation_each_part_writes_only_its_own_rows() -> None:
+    models = {m.__name__ for m in apps.get_app_config("annotation").get_models()}
+    assert models == set(WRITERS), "a model of annotation has no writer in WRITERS"
+    found, elsewhere = 0, []
+    for module, path in MODULES.items():
+        if module.split(".")[0] != "annotation":
+            continue
+        for model, method, line in _writes(path):
+            if model in WRITERS:
+                found += 1
+                if not module.startswith(WRITERS[model]):
+                    elsewhere.append(f"{path.relative_to(ROOT)}:{line} {model}.{method}")
+    assert found > 40, "the scan found too few writes: it is broken"
+    assert not elsewhere, "\n".join(elsewhere)

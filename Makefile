@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test lint install install-dev translations migrate run web worker clean
+.PHONY: demo test lint install install-dev axe translations migrate run web worker clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +23,21 @@ MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))
 %.mo: %.po $(VENV)/.installed
 	$(PY) manage.py translations_compile
 
+# axe-core for the browser tests' accessibility checks (tests/browser/axe.py), from the npm
+# registry: the tests inject this file, never a CDN's. Without npm the `axe` tests are skipped.
+AXE_JS := .cache/axe/node_modules/axe-core/axe.min.js
+
+$(AXE_JS):
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --no-audit --no-fund --prefix .cache/axe axe-core@4.10.3; \
+	else \
+		echo "note: npm not found, axe-core not installed: the accessibility (axe) tests will be skipped"; \
+	fi
+
 translations: $(MO)
+axe: $(AXE_JS)
 install: $(VENV)/.installed $(MO)
-install-dev: $(VENV)/.installed-dev $(MO)
+install-dev: $(VENV)/.installed-dev $(MO) axe
 
 ## demo: install, migrate SQLite, load the demo, fill it with a simulated crowd, serve it
 ## (DEMO_ARGS passes options, e.g. DEMO_ARGS="--addrport 127.0.0.1:8001 --no-tiny-model")

@@ -1,9 +1,12 @@
 """Fixtures shared by the whole suite."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
-from django.db import connection
 
 from annotation.models import Campaign
+from evalsite.celery import app
 from tests.factories import CampaignFactory, ItemFactory
 
 
@@ -51,16 +54,24 @@ def _fresh_channel_layer():
     channel_layers.backends.clear()
 
 
-@pytest.fixture
-def celery_eager():
-    """Run Celery tasks in this process, as without a broker, even where one is configured
-    (CI's PostgreSQL run): for tests of what a task does, not of its delivery."""
-    from evalsite.celery import app
-
+@contextmanager
+def tasks_eager() -> Iterator[None]:
+    """Run Celery tasks in this process while the block runs, as without a broker, even where
+    one is configured (CI's PostgreSQL run)."""
     before = app.conf.task_always_eager
     app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = before
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = before
+
+
+@pytest.fixture
+def celery_eager() -> Iterator[None]:
+    """Run Celery tasks in this process (``tasks_eager``): for tests of what a task does, not
+    of its delivery."""
+    with tasks_eager():
+        yield
 
 
 @pytest.fixture
@@ -69,13 +80,6 @@ def campaign(db) -> Campaign:
     campaign = CampaignFactory()
     ItemFactory.create_batch(6, campaign=campaign)
     return campaign
-
-
-def postgres_only() -> pytest.MarkDecorator:
-    """Skip unless the test database is PostgreSQL (DATABASE_URL set)."""
-    return pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="needs PostgreSQL: set DATABASE_URL"
-    )
 
 
 @pytest.fixture(scope="session")

@@ -181,8 +181,6 @@ def hidden(page: str, name: str) -> str:
 
 @pytest.fixture
 def stack(tmp_path) -> Iterator[tuple[str, Processes, dict[str, str]]]:
-    if connection.vendor != "postgresql" or not settings.REDIS_URL:
-        pytest.skip("needs PostgreSQL, CELERY_BROKER_URL and REDIS_URL (the production parts)")
     from evalsite.celery import app
 
     app.control.purge()  # tasks earlier tests queued with no worker must not run here
@@ -245,6 +243,9 @@ def test_compose_names_the_stack_this_test_runs():
     )
 
 
+@pytest.mark.postgres
+@pytest.mark.broker
+@pytest.mark.redis
 def test_production_stack_runs_a_study_and_a_live_chat_end_to_end(stack, tmp_path):
     base, processes, web_env = stack
     # gunicorn runs two uvicorn worker processes behind the one port.
@@ -373,6 +374,9 @@ async def _chat(url: str) -> str:
         return state["utterances"][-1]["text"]
 
 
+@pytest.mark.postgres
+@pytest.mark.broker
+@pytest.mark.redis
 def test_ready_flips_to_503_when_the_broker_stops(stack, tmp_path):
     base, processes, web_env = stack
     port, web_port = free_port(), free_port()

@@ -32,7 +32,6 @@ from django.urls import reverse
 
 from annotation.models import Judgment
 from evalsite.overload import is_overload
-from tests.conftest import postgres_only
 from tests.factories import CampaignFactory, ItemFactory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,7 +236,7 @@ def waiting_on_a_lock() -> int:
         return cursor.fetchone()[0]
 
 
-@postgres_only()
+@pytest.mark.postgres
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_request_finding_the_pool_exhausted_gets_503_and_its_resend_stores_once(

@@ -8,14 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 from annotation.tasks import assignments_housekeeping
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.postgres, pytest.mark.broker, pytest.mark.django_db(transaction=True)]
 
 
 def _others() -> set[int]:
@@ -29,10 +28,6 @@ def _others() -> set[int]:
 
 
 def test_a_prefork_worker_runs_task_after_task_on_one_database_connection():
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL")
-    if settings.CELERY_TASK_ALWAYS_EAGER or not settings.CELERY_RESULT_BACKEND:
-        pytest.skip("needs CELERY_BROKER_URL and CELERY_RESULT_BACKEND")
     db = connection.settings_dict
     env = {
         **os.environ,

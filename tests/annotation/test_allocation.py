@@ -229,8 +229,6 @@ def _assert_integrity(campaign, stored: Counter) -> None:
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_fifty_concurrent_workers_never_overfill_or_lose_judgments():
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL")
     campaign = CampaignFactory(redundancy=3, items_per_assignment=4)
     ItemFactory.create_batch(40, campaign=campaign)
     stored = _crowd(campaign, 50, prefix="t")
@@ -244,8 +242,6 @@ def test_fifty_concurrent_workers_never_overfill_or_lose_judgments():
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_fifty_concurrent_workers_on_a_hundred_thousand_items():
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL")
     campaign = CampaignFactory(redundancy=3, items_per_assignment=4)
     payload = ItemFactory.build().payload
     Item.objects.bulk_create(

@@ -47,17 +47,14 @@ def test_housekeeping_abandons_idle_assignments_and_purges_leases(campaign):
     }
 
 
+@pytest.mark.postgres  # the worker process must see the test database
+@pytest.mark.broker
 @pytest.mark.django_db(transaction=True)
 def test_housekeeping_runs_on_a_real_worker(campaign):
-    if settings.CELERY_TASK_ALWAYS_EAGER or not settings.CELERY_RESULT_BACKEND:
-        pytest.skip("needs CELERY_BROKER_URL and CELERY_RESULT_BACKEND")
     assignment = _stale_assignment(campaign)
+    db = connection.settings_dict
     env = dict(os.environ)
-    if connection.vendor == "postgresql":  # the worker must see the test database
-        db = connection.settings_dict
-        env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    else:
-        pytest.skip("the worker process cannot see an in-memory SQLite test database")
+    env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
     worker = subprocess.Popen(
         [
             sys.executable,

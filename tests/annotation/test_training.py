@@ -9,7 +9,6 @@ from urllib.parse import urlencode
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
-from django.db import connection
 from django.urls import reverse
 
 from annotation.campaign_settings import settings_clean
@@ -278,10 +277,9 @@ def test_add_items_reads_training_lines_all_or_nothing(tmp_path, owner):
     assert campaign.training_size == 3
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_sends_of_one_answer_store_it_once():
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks: PostgreSQL")
     campaign = ssa_campaign(User.objects.create_user("ada"))
     one = items(campaign)[0]
     arrival = Arrival(provider="local", worker_id="w-race")

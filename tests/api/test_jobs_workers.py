@@ -10,7 +10,6 @@ from dashboard import services
 from dashboard.models import Job
 from tests.api.conftest import ApiClient, error_of
 from tests.concurrency import at_once
-from tests.conftest import postgres_only
 
 
 def _finished(job: dict) -> dict:
@@ -140,7 +139,7 @@ def test_approve_reject_block_and_forget_go_through_the_worker_services(api, fil
     assert everyone.status_code == 200, everyone.content
 
 
-@postgres_only()
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_bonuses_with_one_idempotency_key_pay_once(key, filled, monkeypatch) -> None:
     """Eight requests at once with one key: the service runs once (the ledger's own key

@@ -1,7 +1,6 @@
 """Models and generation jobs through the API: the command's and the wizard's services."""
 
 import pytest
-from django.conf import settings
 
 from modelhub.models import Generation, GenerationJob, ModelEndpoint
 from modelhub.services import endpoint_register, generation_job_run
@@ -84,10 +83,8 @@ def test_a_generation_job_answers_each_distinct_context_once(api, bot) -> None:
 
 
 def test_a_job_is_queued_after_the_commit_and_runs_inline_without_a_broker(
-    api, bot, django_capture_on_commit_callbacks
+    api, bot, django_capture_on_commit_callbacks, celery_eager
 ) -> None:
-    if not settings.CELERY_TASK_ALWAYS_EAGER:
-        pytest.skip("with a broker the job goes to the inference queue's worker")
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post("/models/generic-bot/jobs", {"contexts": [{"context": "Hello"}]})
     job = GenerationJob.objects.get(pk=response.json()["id"])

@@ -1,27 +1,26 @@
 """Accessibility checks with axe-core in the browser tests.
 
-axe-core comes from the npm registry, installed by CI (`.ci/run`) into `.cache/axe`, never
-fetched from a CDN while the tests run. A local run without it skips the check with the
-command that installs it.
+axe-core comes from the npm registry, installed by `make install-dev` into `.cache/axe`, never
+fetched from a CDN while the tests run. A test that calls these checks is marked ``axe``: on a
+machine without axe-core it is skipped before it starts (tests/environment.py), never after
+half its work.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-AXE_JS = ROOT / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-INSTALL = "npm install --no-audit --no-fund --prefix .cache/axe axe-core@4.10.3"
+from tests.environment import AXE_JS
+
 BLOCKING = ("critical", "serious")
 
 
 def axe_violations(page: Any) -> list[dict[str, Any]]:
     """Return axe's violations on the page as it is now (every impact)."""
     if not AXE_JS.exists():
-        pytest.skip(f"axe-core is not installed (CI installs it: {INSTALL})")
+        pytest.fail(f"{AXE_JS} is absent: mark the test `axe` so that it is skipped at the start")
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE_JS))
     result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")

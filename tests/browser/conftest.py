@@ -1,13 +1,17 @@
-"""Browser tests: Playwright driving Debian's Chromium against a live server."""
+"""Browser tests: Playwright driving Debian's Chromium against a live server.
+
+Every test here is marked ``browser`` (and ``axe`` where it runs the accessibility check), so
+a machine without Chromium or axe-core skips it before it starts (tests/environment.py).
+"""
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from tests.environment import CHROMIUM
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
@@ -17,8 +21,6 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator:
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

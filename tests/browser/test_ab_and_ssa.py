@@ -9,6 +9,8 @@ from annotation.protocols.pairwise import outcome
 from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory, likert_payload
 
+pytestmark = [pytest.mark.browser, pytest.mark.axe]
+
 
 def _answers_by_item():
     by_item = {}

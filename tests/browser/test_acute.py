@@ -12,6 +12,8 @@ from annotation.services import campaign_create, campaign_set_status
 from tests.annotation.protocols.test_acute_demo import demo_chats
 from tests.browser.axe import assert_accessible
 
+pytestmark = [pytest.mark.browser, pytest.mark.axe]
+
 KEYS = ["2", "1", "2", "1"]  # one digit per question, in the page's order
 
 

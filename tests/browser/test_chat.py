@@ -14,6 +14,8 @@ from modelhub.services import endpoint_register
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
 from tests.browser.axe import assert_accessible
 
+pytestmark = pytest.mark.browser
+
 SITUATIONS = {
     "alice": "My sister surprised me with a visit after two years abroad. I cried at the door.",
     "bob": "I passed my driving test on the third try. The examiner even smiled at me.",
@@ -67,6 +69,7 @@ def _turns(page, n: int) -> None:
     )
 
 
+@pytest.mark.axe
 def test_two_workers_pair_write_situations_and_hold_both_chats_with_roles_swapped(
     asgi_live_server,  # noqa: F811
     browser,
@@ -180,6 +183,7 @@ def test_a_worker_is_told_when_the_partner_closes_the_tab(asgi_live_server, brow
     assert dialogue.status == "partial" and dialogue.flags == ["partner_left"]
 
 
+@pytest.mark.axe
 def test_a_worker_chats_14_turns_with_generic_bot_and_labels_each_bot_turn(
     asgi_live_server,  # noqa: F811
     browser,
@@ -249,6 +253,7 @@ def test_a_worker_chats_14_turns_with_generic_bot_and_labels_each_bot_turn(
     assert Judgment.objects.filter(item__campaign=campaign).count() == 14
 
 
+@pytest.mark.axe
 def test_with_end_ratings_on_the_worker_rates_the_bot_by_keyboard_before_finishing(
     asgi_live_server,  # noqa: F811
     browser,
@@ -312,6 +317,7 @@ def test_with_end_ratings_on_the_worker_rates_the_bot_by_keyboard_before_finishi
     assert campaign.assignments.get().status == "submitted"
 
 
+@pytest.mark.axe
 def test_a_streamed_reply_grows_on_the_page_then_lands_whole_in_the_transcript(
     asgi_live_server,  # noqa: F811
     browser,

@@ -12,7 +12,7 @@ from annotation.services.consents import consent_give
 from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory, likert_payload
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.axe, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_researcher_browses_items_consents_provider_judges_and_webhooks(

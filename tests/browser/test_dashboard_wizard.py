@@ -15,7 +15,7 @@ from annotation.models import Campaign, Publication
 from modelhub.services import endpoint_register
 from tests.browser.axe import assert_accessible
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.axe, pytest.mark.django_db(transaction=True)]
 
 CONTEXTS = [
     {"id": "keys", "context": ["I lost my keys today."], "reference": "Oh no! Where were you?"},

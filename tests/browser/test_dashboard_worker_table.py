@@ -9,7 +9,7 @@ from annotation.quality import QUALITY_COLUMNS
 from dashboard.models import Job
 from tests.factories import CampaignFactory
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.mark.parametrize("width", [1366, 1024, 700])

@@ -8,9 +8,12 @@ from annotation.protocols import registry
 from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory
 
+pytestmark = pytest.mark.browser
+
 EL = registry.get("emotionlines")
 
 
+@pytest.mark.axe
 @pytest.mark.django_db(transaction=True)
 def test_worker_labels_every_line_and_an_answer_under_three_seconds_is_refused(
     live_server, browser, artifacts

@@ -13,6 +13,8 @@ from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (f
 from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory
 
+pytestmark = [pytest.mark.browser, pytest.mark.axe]
+
 TIMEOUT = 10_000  # ms
 
 

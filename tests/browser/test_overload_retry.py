@@ -8,6 +8,8 @@ from annotation.models import Judgment
 from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory
 
+pytestmark = pytest.mark.browser
+
 
 def busy_once(real):
     """``real``, except that its first call meets an exhausted connection pool."""
@@ -49,6 +51,7 @@ def test_the_busy_page_reloads_and_resends_the_answer_by_itself(
     page.close()
 
 
+@pytest.mark.axe
 @pytest.mark.django_db(transaction=True)
 def test_the_busy_page_is_accessible(live_server, browser, monkeypatch, settings):
     settings.RETRY_AFTER_SECONDS = 120  # no reload while axe looks at the page

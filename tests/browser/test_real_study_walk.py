@@ -28,7 +28,7 @@ from annotation.providers.local import link_key
 from annotation.services import campaign_create, campaign_set_status
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 TIMEOUT = 15_000
 CATALOG = Path(settings.BASE_DIR) / "locale" / "de" / "LC_MESSAGES" / "django.po"

@@ -7,6 +7,8 @@ from annotation.models import Assignment, Consent, Judgment, TrainingAttempt, Wo
 from tests.annotation.test_training import RIGHT, ssa_campaign
 from tests.browser.axe import assert_accessible
 
+pytestmark = [pytest.mark.browser, pytest.mark.axe]
+
 CONSENT = "I agree that my answers are stored **without my name**."
 
 

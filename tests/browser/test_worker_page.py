@@ -7,7 +7,10 @@ from annotation.protocols import registry
 from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory
 
+pytestmark = pytest.mark.browser
 
+
+@pytest.mark.axe
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("label", "viewport"), [("phone", (390, 844)), ("desktop", (1280, 900))])
 def test_worker_rates_items_and_gets_a_completion_code(
@@ -77,6 +80,7 @@ def test_digit_keys_answer_the_first_open_question_but_not_while_typing(live_ser
     page.close()
 
 
+@pytest.mark.axe
 @pytest.mark.django_db(transaction=True)
 def test_emocontext_label_chosen_with_a_digit_key(live_server, browser, artifacts):
     ec = registry.get("emocontext")
@@ -96,6 +100,7 @@ def test_emocontext_label_chosen_with_a_digit_key(live_server, browser, artifact
     page.close()
 
 
+@pytest.mark.axe
 @pytest.mark.django_db(transaction=True)
 def test_message_and_nothing_left_pages_are_accessible(live_server, browser):
     empty = CampaignFactory()

@@ -16,14 +16,12 @@ from dashboard.models import Job
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.postgres  # the worker process must see the test database
+@pytest.mark.broker
 @pytest.mark.django_db(transaction=True)
 def test_a_report_job_runs_on_a_real_worker_and_the_page_sees_its_progress(
     client, researcher, filled
 ) -> None:
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        pytest.skip("needs CELERY_BROKER_URL")
-    if connection.vendor != "postgresql":
-        pytest.skip("the worker process cannot see an in-memory SQLite test database")
     db = connection.settings_dict
     env = dict(os.environ)
     env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"

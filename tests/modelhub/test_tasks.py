@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 from evalsite.celery import app
@@ -56,10 +55,6 @@ def test_bot_reply_task_returns_the_text_and_why_it_ended(db):
 
 
 def _worker_env() -> dict[str, str]:
-    if settings.CELERY_TASK_ALWAYS_EAGER or not settings.CELERY_RESULT_BACKEND:
-        pytest.skip("needs CELERY_BROKER_URL and CELERY_RESULT_BACKEND")
-    if connection.vendor != "postgresql":
-        pytest.skip("the worker process cannot see an in-memory SQLite test database")
     db = connection.settings_dict
     return {
         **os.environ,
@@ -97,6 +92,8 @@ def _job(pk: int) -> GenerationJob:
 
 
 @pytest.mark.slow
+@pytest.mark.postgres  # the worker process must see the test database
+@pytest.mark.broker
 @pytest.mark.django_db(transaction=True)
 def test_a_job_runs_to_completion_on_a_real_worker(tmp_path):
     env = _worker_env()
@@ -117,6 +114,8 @@ def test_a_job_runs_to_completion_on_a_real_worker(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.postgres  # the worker process must see the test database
+@pytest.mark.broker
 @pytest.mark.django_db(transaction=True)
 def test_killing_the_worker_mid_job_and_restarting_it_stores_every_response_once(tmp_path):
     env = _worker_env()

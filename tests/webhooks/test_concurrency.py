@@ -8,13 +8,12 @@ from annotation.exceptions import Conflict
 from annotation.models import Campaign
 from annotation.services import campaign_set_status
 from tests.concurrency import at_once
-from tests.conftest import postgres_only
 from tests.factories import CampaignFactory, ItemFactory
 from webhooks.models import Event, WebhookDelivery
 from webhooks.services import webhook_create, webhook_emit
 from webhooks.tasks import webhook_deliver
 
-pytestmark = [postgres_only(), pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def test_concurrent_tasks_of_one_delivery_send_it_once(receiver, settings, monkeypatch) -> None:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.conf import settings
 from django.db import connection
 
 from annotation.models import Utterance
@@ -21,10 +20,6 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _worker_env() -> dict[str, str]:
-    if settings.CELERY_TASK_ALWAYS_EAGER or not settings.REDIS_URL:
-        pytest.skip("needs CELERY_BROKER_URL and REDIS_URL (a real worker and channel layer)")
-    if connection.vendor != "postgresql":
-        pytest.skip("the worker process cannot see an in-memory SQLite test database")
     db = connection.settings_dict
     return {
         **os.environ,
@@ -33,6 +28,9 @@ def _worker_env() -> dict[str, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.postgres
+@pytest.mark.broker
+@pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_bot_turns_arrive_from_a_real_worker_through_the_redis_channel_layer(tmp_path, generic_bot):
     env = _worker_env()

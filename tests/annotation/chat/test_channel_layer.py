@@ -7,13 +7,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from channels.layers import get_channel_layer
-from django.conf import settings
 
 
 @pytest.mark.slow
+@pytest.mark.redis
 def test_a_receive_idle_longer_than_the_blocking_pop_still_gets_the_next_message():
-    if not settings.REDIS_URL:
-        pytest.skip("needs REDIS_URL (the Redis channel layer)")
     layer = get_channel_layer()
 
     async def scenario():

@@ -17,8 +17,6 @@ from tests.annotation.chat.helpers import ssa_campaign
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_workers_arriving_at_once_never_pass_the_conversations_per_model(generic_bot):
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL")
     campaign = ssa_campaign(slug="ssa-rush", conversations_per_model=3)
     kinds: Counter[str] = Counter()
     errors: list[BaseException] = []

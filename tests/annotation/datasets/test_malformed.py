@@ -191,13 +191,10 @@ def test_an_error_found_only_while_storing_rolls_back_every_file(tmp_path, monke
     assert Dialogue.objects.count() == 2 and Situation.objects.count() == 1
 
 
+@pytest.mark.postgres  # SQLite does not enforce column lengths
 @pytest.mark.django_db
 def test_a_value_too_long_for_its_column_rolls_back_every_file(tmp_path, monkeypatch):
     """With the pre-store length check gone, the database itself must refuse (PostgreSQL)."""
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite does not enforce column lengths")
     first = _write(tmp_path, "a.jsonl", '{"dialogue": "x", "utterances": ["one"]}\n')
     second = _write(
         tmp_path,

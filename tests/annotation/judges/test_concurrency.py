@@ -8,9 +8,8 @@ from annotation.judges.services import judge_start
 from modelhub.models import GenerationJob
 from modelhub.tasks import job_run
 from tests.concurrency import at_once
-from tests.conftest import postgres_only
 
-pytestmark = [postgres_only(), pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def test_concurrent_starts_of_one_judge_make_one_job(

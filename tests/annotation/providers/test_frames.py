@@ -5,13 +5,12 @@ on a listed origin can frame the task while one on any other origin cannot.
 """
 
 import os
-import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
+from tests.environment import CHROMIUM
 from tests.factories import CampaignFactory, ItemFactory
 
 ALLOWED = {
@@ -21,7 +20,6 @@ ALLOWED = {
     "https://workersandbox.mturk.com",
     "https://app.prolific.com",
 }
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def ancestors(response) -> set[str]:
@@ -73,10 +71,9 @@ def _framed_text(browser, framer_url: str) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_chromium_shows_the_task_only_inside_allowed_frames(live_server, settings):
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed")
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright
 

@@ -164,8 +164,6 @@ def _together(n: int, work) -> list[BaseException | object]:
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_updates_of_one_draft_lose_no_field_on_postgresql() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL")
     campaign = CampaignFactory(status=Campaign.Status.DRAFT)
     rounds = 5
 
@@ -182,8 +180,6 @@ def test_concurrent_updates_of_one_draft_lose_no_field_on_postgresql() -> None:
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_finishes_add_the_items_once_on_postgresql(researcher, bots, eager) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL: set DATABASE_URL")
     draft = draft_create(protocol="likert", slug="ratings", name="", owner=researcher)
     outcome = draft_items_import(
         campaign=draft,

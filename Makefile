@@ -48,11 +48,12 @@ demo: install
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-## lint: ruff (lint and format) and mypy
+## lint: ruff (lint and format), the import layers (.importlinter) and mypy
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	EVALSITE_TASKS_INLINE=1 $(VENV)/bin/mypy annotation modelhub evalsite dashboard api webhooks  # its Django plugin loads the settings
+	$(VENV)/bin/lint-imports
+	EVALSITE_TASKS_INLINE=1 $(VENV)/bin/mypy annotation modelhub evalsite evalstats dashboard api webhooks  # its Django plugin loads the settings
 
 migrate: install
 	$(PY) manage.py migrate --noinput

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evalstats import aggregation, agreement, cluster_bootstrap, figures
-from evalstats.options import report_options
+from evalstats.options import ReportOptions, report_options
 
 NON_NEUTRAL = aggregation.NON_NEUTRAL
 
@@ -121,23 +121,7 @@ def kappa_by_source(
                 estimate = agreement.Estimate(np.nan, np.nan, np.nan)
                 note = "fewer than two votes per utterance"
             else:
-                table = used[list(labels)].to_numpy()
-                estimate = agreement.Estimate(agreement.fleiss_kappa(table), np.nan, np.nan)
-                if n_boot and not np.isnan(estimate.value):
-                    # Without dialogues (an item column), each utterance is its own cluster.
-                    by_dialogue = "item" in used and options.method == "design"
-                    dialogues = used["item"] if by_dialogue else pd.Series(range(len(used)))
-                    ci = cluster_bootstrap.fleiss_kappa_cluster_ci(
-                        table,
-                        dialogues.to_numpy(),
-                        n_boot=n_boot,
-                        level=options.level,
-                        seed=options.seed,
-                    )
-                    estimate = estimate._replace(low=ci.low, high=ci.high)
-                    method = (
-                        cluster_bootstrap.DIALOGUES if by_dialogue else "bootstrap over utterances"
-                    )
+                estimate, method = _kappa_interval(used, labels, n_boot=n_boot, options=options)
         if caught:
             note = str(caught[-1].message)
         rows.append(
@@ -153,6 +137,25 @@ def kappa_by_source(
             }
         )
     return pd.DataFrame(rows, columns=columns)
+
+
+def _kappa_interval(
+    used: pd.DataFrame, labels: Sequence[str], *, n_boot: int, options: ReportOptions
+) -> tuple[agreement.Estimate, str]:
+    """Return Fleiss' kappa of the utterances' votes with its bootstrap interval, and the
+    bootstrap's name ("" without one): over dialogues by design, else over utterances."""
+    table = used[list(labels)].to_numpy()
+    estimate = agreement.Estimate(agreement.fleiss_kappa(table), np.nan, np.nan)
+    if not n_boot or np.isnan(estimate.value):
+        return estimate, ""
+    # Without dialogues (an item column), each utterance is its own cluster.
+    by_dialogue = "item" in used and options.method == "design"
+    dialogues = used["item"] if by_dialogue else pd.Series(range(len(used)))
+    ci = cluster_bootstrap.fleiss_kappa_cluster_ci(
+        table, dialogues.to_numpy(), n_boot=n_boot, level=options.level, seed=options.seed
+    )
+    method = cluster_bootstrap.DIALOGUES if by_dialogue else "bootstrap over utterances"
+    return estimate._replace(low=ci.low, high=ci.high), method
 
 
 def distribution_figure(

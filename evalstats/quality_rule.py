@@ -291,26 +291,31 @@ def worker_decisions(
             log_odds=float(odds[i]),
             median_seconds=seconds,
         )
-        block, flags, reason = evidence.decide(rule, h)
-        records.append(
-            {
-                "worker": worker,
-                "items": int(items.get(worker, 0)),
-                "median_seconds": seconds,
-                "gold_answered": evidence.gold_answered,
-                "gold_correct": evidence.gold_correct,
-                "attention_answered": evidence.attention_answered,
-                "attention_failed": evidence.attention_failed,
-                "compared": evidence.compared,
-                "reliability": evidence.reliability,
-                "spam_odds": float(np.exp(np.clip(evidence.log_odds, -700, 700))),
-                "fast": evidence.fast(rule),
-                "block": block,
-                "flags": ", ".join(flags),
-                "reason": reason,
-            }
-        )
+        records.append(_decision_row(worker, int(items.get(worker, 0)), evidence, rule, h))
     return pd.DataFrame(records, columns=DECISION_COLUMNS)
+
+
+def _decision_row(
+    worker: object, items: int, evidence: _Evidence, rule: Rule, h: Hypotheses
+) -> dict[str, object]:
+    """Return a worker's row of the ``DECISION_COLUMNS``: the evidence and the decision."""
+    block, flags, reason = evidence.decide(rule, h)
+    return {
+        "worker": worker,
+        "items": items,
+        "median_seconds": evidence.median_seconds,
+        "gold_answered": evidence.gold_answered,
+        "gold_correct": evidence.gold_correct,
+        "attention_answered": evidence.attention_answered,
+        "attention_failed": evidence.attention_failed,
+        "compared": evidence.compared,
+        "reliability": evidence.reliability,
+        "spam_odds": float(np.exp(np.clip(evidence.log_odds, -700, 700))),
+        "fast": evidence.fast(rule),
+        "block": block,
+        "flags": ", ".join(flags),
+        "reason": reason,
+    }
 
 
 @dataclass(frozen=True)

@@ -118,20 +118,24 @@ def rater_effects(
     np.add.at(g, rater, v * z)
     q_b = (g * n_r[:, None]).T @ g
     design = _design_moments(item, rater, v, m, n_r, n_items)
-    if (np.diag(design.big_k) - np.diag(design.big_l) <= 0).any():
+    spread = np.diag(design.big_k) - np.diag(design.big_l)
+    if (spread <= 0).any():
         return zero
-    tau = (q_b - design.big_l * q_w / w_total) / (design.big_k - design.big_l)
-    tau = (tau + tau.T) / 2.0
-    values, vectors = np.linalg.eigh(tau)
-    tau = (vectors * np.clip(values, 0.0, None)) @ vectors.T  # nearest covariance matrix
+    tau = _covariance_nearest((q_b - design.big_l * q_w / w_total) / (design.big_k - design.big_l))
     noise = np.clip(np.diag(q_w) / w_total - np.diag(tau), 0.0, None)
     # Satterthwaite: n_r g_r^2 is about its expectation times chi2_1.
     expect = design.k_r * np.diag(tau) + n_r[:, None] * design.l_r * noise
-    spread = np.diag(design.big_k) - np.diag(design.big_l)
     var_tau = 2.0 * (expect * expect).sum(axis=0) / spread**2
     with np.errstate(divide="ignore", invalid="ignore"):
         df = np.where(var_tau > 0, 2.0 * np.diag(tau) ** 2 / var_tau, np.inf)
     return RaterEffects(tau, float(min(np.min(df), n_raters - 1.0)))
+
+
+def _covariance_nearest(estimate: np.ndarray) -> np.ndarray:
+    """Return the covariance matrix nearest a moment estimate: its symmetric part with the
+    negative eigenvalues set to 0 (a variance estimated below 0 is 0)."""
+    values, vectors = np.linalg.eigh((estimate + estimate.T) / 2.0)
+    return (vectors * np.clip(values, 0.0, None)) @ vectors.T
 
 
 class _DesignMoments(NamedTuple):
@@ -202,9 +206,7 @@ def _between_raters(data: pd.DataFrame, columns: list[str], group: str) -> Rater
     centred = g - (n_r @ g) / big_n
     ms_b = ((centred * n_r[:, None]).T @ centred) / (n_raters - 1.0)
     n0 = (big_n - (n_r * n_r).sum() / big_n) / (n_raters - 1.0)
-    tau = (ms_b - ms_w) / n0
-    values, vectors = np.linalg.eigh((tau + tau.T) / 2.0)
-    tau = (vectors * np.clip(values, 0.0, None)) @ vectors.T
+    tau = _covariance_nearest((ms_b - ms_w) / n0)
     top = (n0 * np.diag(tau)) ** 2
     bottom = np.diag(ms_b) ** 2 / (n_raters - 1.0) + np.diag(ms_w) ** 2 / (big_n - n_raters)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -75,32 +75,10 @@ def ssa_plan(
         "model": _vote_logit(design, design.sensible + difference),
         "reference": _vote_logit(design, design.sensible),
     }
-    n, k = design.responses_per_model, design.raters_per_response
     level = alpha / design.comparisons
     found, ses, widths = 0, [], []
     for _ in range(studies):
-        lenient = rng.normal(0.0, design.sd_rater, design.pool or 1)
-        frames = []
-        for model, mu in means.items():
-            if design.pool is None:
-                raters = np.arange(n * k).reshape(n, k) + (0 if model == "model" else n * k)
-                b = rng.normal(0.0, design.sd_rater, (n, k))
-            else:
-                raters = np.argsort(rng.random((n, design.pool)), axis=1)[:, :k]
-                b = lenient[raters]
-            theta = mu + rng.normal(0.0, design.sd_item, (n, 1))
-            votes = (rng.random((n, k)) < expit(theta + b)).astype(float)
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "item": np.repeat([f"{model}{i}" for i in range(n)], k),
-                        "rater": raters.ravel(),
-                        "value": votes.ravel(),
-                        "model": model,
-                    }
-                )
-            )
-        data = pd.concat(frames, ignore_index=True)
+        data = _study_votes(design, means, rng)
         data["w"] = uncertainty.pivotal_weights(data)
         effects = uncertainty.rater_effects(data, weights=["w"])
         slopes = data.assign(slope=uncertainty.majority_slopes(data))
@@ -114,3 +92,34 @@ def ssa_plan(
         ses.append(diff.se)
         widths.append(diff.high - diff.low)
     return _plan(difference, found, ses, widths, level=level, target=target, studies=studies)
+
+
+def _study_votes(
+    design: SSADesign, means: dict[str, float], rng: np.random.Generator
+) -> pd.DataFrame:
+    """Simulate one study's sensible votes: ``item``, ``rater``, ``value`` (0/1), ``model``;
+    each model's responses drawn around its mean vote logit, each vote with its worker's
+    leniency (a pool shared by both models, or fresh workers)."""
+    n, k = design.responses_per_model, design.raters_per_response
+    lenient = rng.normal(0.0, design.sd_rater, design.pool or 1)
+    frames = []
+    for model, mu in means.items():
+        if design.pool is None:
+            raters = np.arange(n * k).reshape(n, k) + (0 if model == "model" else n * k)
+            b = rng.normal(0.0, design.sd_rater, (n, k))
+        else:
+            raters = np.argsort(rng.random((n, design.pool)), axis=1)[:, :k]
+            b = lenient[raters]
+        theta = mu + rng.normal(0.0, design.sd_item, (n, 1))
+        votes = (rng.random((n, k)) < expit(theta + b)).astype(float)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "item": np.repeat([f"{model}{i}" for i in range(n)], k),
+                    "rater": raters.ravel(),
+                    "value": votes.ravel(),
+                    "model": model,
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)

@@ -48,6 +48,7 @@ from django.utils import timezone
 
 from annotation import steering
 from annotation.exceptions import Conflict
+from annotation.locks import campaign_lock, item_claim, items_lock
 from annotation.models import (
     Assignment,
     Campaign,
@@ -142,7 +143,7 @@ def item_next(*, assignment: Assignment, now: datetime | None = None) -> Item | 
             if sweep and not leases_release_expired(campaign=campaign, now=now):
                 break
             for query in steered + _candidates(campaign, worker):
-                item = query.select_for_update(skip_locked=True).first()
+                item = item_claim(query)
                 if item is not None and item.claims < campaign.redundancy:
                     return _lease(item, assignment, now)
                 if steered and query is steered[0]:
@@ -314,13 +315,13 @@ def items_reopen(*, campaign: Campaign, worker: Worker) -> int:
     (``Campaign.topup_reopened`` against ``topup_cap``); items are locked in key order, as
     ``_release`` does. Slots past the cap stay closed.
     """
-    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked = campaign_lock(campaign)
     room = topup_cap(locked) - locked.topup_reopened
     if room <= 0:
         return 0
     excluded = Participation.objects.filter(campaign=campaign, soft_blocked=True).values("worker")
     mine = Judgment.objects.filter(item__campaign=campaign, item__gold__isnull=True, worker=worker)
-    items = Item.objects.filter(pk__in=mine.values("item")).order_by("pk").select_for_update()
+    items = items_lock(mine.values_list("item", flat=True))
     reopened = 0
     for item in items:
         valid = (

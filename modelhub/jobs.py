@@ -86,6 +86,15 @@ def job_start(
     return job
 
 
+def endpoint_lock(endpoint: ModelEndpoint) -> bool:
+    """Lock the endpoint's row until the transaction ends; return whether it exists.
+
+    modelhub's one row lock, taken alone (the core's row locks and their order are
+    ``annotation.locks``'s): it serialises starts of the same job on one endpoint.
+    """
+    return ModelEndpoint.objects.select_for_update().filter(pk=endpoint.pk).exists()
+
+
 def job_unfinished(*, endpoint: ModelEndpoint, kind: str, label: str) -> GenerationJob | None:
     """Return the endpoint's queued or running job of this kind and label, or None.
 
@@ -93,7 +102,7 @@ def job_unfinished(*, endpoint: ModelEndpoint, kind: str, label: str) -> Generat
     be in one): concurrent starts of the same job are serialised, so the second sees the
     first's job instead of creating another.
     """
-    ModelEndpoint.objects.select_for_update().filter(pk=endpoint.pk).exists()
+    endpoint_lock(endpoint)
     return (
         GenerationJob.objects.filter(endpoint=endpoint, kind=kind, label=label)
         .exclude(status__in=_CLOSED)

@@ -26,6 +26,7 @@ from annotation.exceptions import InvalidParameters, NotFound
 from annotation.models import Campaign
 from evalsite.celery import task_send
 from webhooks import transport
+from webhooks.locks import delivery_claim_lock, delivery_lock
 from webhooks.models import SUBSCRIBABLE, Event, WebhookDelivery, WebhookEndpoint
 from webhooks.signing import signature
 
@@ -195,12 +196,7 @@ def deliveries_queue(ids: list[int]) -> None:
 def _claim(delivery_id: int, now: datetime) -> WebhookDelivery | None:
     """Claim a due delivery for one attempt, or return None (gone, done, not due, claimed)."""
     with transaction.atomic():
-        row = (
-            WebhookDelivery.objects.select_for_update(skip_locked=True)
-            .select_related("endpoint")
-            .filter(pk=delivery_id, status=WebhookDelivery.Status.PENDING)
-            .first()
-        )
+        row = delivery_claim_lock(delivery_id)
         if row is None or row.next_attempt_at > now:
             return None
         if row.sending_until is not None and row.sending_until > now:
@@ -295,11 +291,7 @@ def deliveries_due(*, now: datetime | None = None, limit: int = 500) -> list[int
 def delivery_redeliver(*, campaign: Campaign, delivery_id: str | UUID) -> WebhookDelivery:
     """Send a delivered or failed delivery again under the same id, with fresh attempts."""
     with transaction.atomic():
-        row = (
-            WebhookDelivery.objects.select_for_update()
-            .filter(endpoint__campaign=campaign, delivery_id=delivery_id)
-            .first()
-        )
+        row = delivery_lock(campaign, delivery_id)
         if row is None:
             raise NotFound("No such delivery in this campaign.")
         if row.status == WebhookDelivery.Status.PENDING:

@@ -45,6 +45,7 @@ from annotation.chat.seats import (
 )
 from annotation.chat.states import dialogue_flag, dialogue_set_status, seat_set_stage
 from annotation.exceptions import Conflict, NotFound
+from annotation.locks import dialogue_lock, seat_dialogue_lock
 from annotation.models import ChatSeat, Dialogue, Judgment, Utterance
 from annotation.protocols.ssa_interactive import end_ratings_clean
 from annotation.services import items_add, judgment_label
@@ -89,12 +90,7 @@ def frame_handle(*, seat_id: int, frame: Frame, now: datetime) -> Outcome:
 
 def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue]:
     """Return the seat and its dialogue, the dialogue's row locked (one query)."""
-    seat = (
-        ChatSeat.objects.select_related("campaign", "worker", "assignment", "dialogue")
-        .select_for_update(of=("dialogue",))
-        .filter(pk=seat_id, dialogue__isnull=False)  # an inner join: its row can be locked
-        .first()
-    )
+    seat = seat_dialogue_lock(seat_id)
     if seat is None or seat.dialogue is None:
         ChatSeat.objects.get(pk=seat_id)  # DoesNotExist for a seat that is not there
         raise OutOfTurn("This chat has no conversation.")
@@ -288,11 +284,7 @@ def bot_turn_store(
     reply = reply or {}
     now = now or timezone.now()
     with transaction.atomic():
-        dialogue = (
-            Dialogue.objects.select_for_update(of=("self",))
-            .select_related("campaign")
-            .get(pk=dialogue_id)
-        )
+        dialogue = dialogue_lock(dialogue_id, with_campaign=True)
         assert dialogue.campaign is not None  # a live chat's dialogue is a campaign's
         if not _awaited(dialogue.metadata, index, attempt):
             return False
@@ -329,7 +321,7 @@ def bot_turn_fail(
     """Give up on the awaited bot turn ``index``: flag the dialogue; return whether it was
     still awaited."""
     with transaction.atomic():
-        dialogue = Dialogue.objects.select_for_update().get(pk=dialogue_id)
+        dialogue = dialogue_lock(dialogue_id)
         if not _awaited(dialogue.metadata, index, attempt):
             return False
         dialogue_flag(dialogue, reason)

@@ -38,7 +38,8 @@ from annotation.chat.seats import (
     seat_finish,
 )
 from annotation.chat.states import dialogue_flag, dialogue_set_status, seat_set_stage
-from annotation.models import Campaign, ChatPair, ChatSeat, Dialogue, Situation, Utterance
+from annotation.locks import campaign_lock, pair_lock, seat_lock, seat_lock_first
+from annotation.models import ChatPair, ChatSeat, Dialogue, Situation, Utterance
 from annotation.protocols.empathetic_chat import EmpatheticChatProtocol
 
 
@@ -79,11 +80,7 @@ def situation_submit(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        seat = (
-            ChatSeat.objects.select_for_update(of=("self",))
-            .select_related("campaign")
-            .get(pk=seat_id)
-        )
+        seat = seat_lock(seat_id, with_campaign=True)
         protocol, parameters = protocol_of(seat.campaign)
         assert isinstance(protocol, EmpatheticChatProtocol)
         if seat.stage != ChatSeat.Stage.SITUATION:
@@ -112,22 +109,19 @@ def lobby_pair(*, seat_id: int, now: datetime | None = None) -> list[int]:
     """
     now = now or timezone.now()
     with transaction.atomic():
-        campaign = Campaign.objects.select_for_update().get(
-            pk=ChatSeat.objects.values_list("campaign", flat=True).get(pk=seat_id)
-        )
-        seat = ChatSeat.objects.select_for_update().get(pk=seat_id)
+        campaign_id = ChatSeat.objects.values_list("campaign", flat=True).get(pk=seat_id)
+        campaign = campaign_lock(campaign_id)
+        seat = seat_lock(seat_id)
         if seat.stage != ChatSeat.Stage.WAITING or not seat.channel_name:
             return []
         _, parameters = protocol_of(campaign)
-        partner = (
-            ChatSeat.objects.select_for_update()
-            .filter(campaign=campaign, stage=ChatSeat.Stage.WAITING)
+        partner = seat_lock_first(
+            ChatSeat.objects.filter(campaign=campaign, stage=ChatSeat.Stage.WAITING)
             .exclude(pk=seat.pk)
             .exclude(worker=seat.worker)
             .exclude(channel_name="")
             .filter(last_seen_at__gte=now - timedelta(seconds=2 * parameters["heartbeat_s"]))
             .order_by("waiting_since", "pk")
-            .first()
         )
         if partner is None:
             return []
@@ -165,11 +159,7 @@ def lobby_release_expired(*, seat_id: int, now: datetime | None = None) -> list[
     waiting is paid); return [seat] if released."""
     now = now or timezone.now()
     with transaction.atomic():
-        seat = (
-            ChatSeat.objects.select_for_update(of=("self",))
-            .select_related("campaign")
-            .get(pk=seat_id)
-        )
+        seat = seat_lock(seat_id, with_campaign=True)
         _, parameters = protocol_of(seat.campaign)
         if (
             seat.stage != ChatSeat.Stage.WAITING
@@ -186,7 +176,7 @@ def _pair_locked(seat_id: int) -> tuple[ChatSeat, ChatSeat, ChatPair]:
     pair_id = ChatSeat.objects.values_list("pair", flat=True).get(pk=seat_id)
     if pair_id is None:
         raise OutOfTurn(gettext("You have no partner yet; please wait."))
-    pair = ChatPair.objects.select_for_update().get(pk=pair_id)
+    pair = pair_lock(pair_id)
     seats = {
         s.pk: s
         for s in ChatSeat.objects.select_related("campaign", "worker", "assignment").filter(

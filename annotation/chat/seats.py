@@ -24,6 +24,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from annotation.chat.states import seat_set_stage
 from annotation.exceptions import NotAllowed, NotFound
+from annotation.locks import campaign_lock, seat_lock
 from annotation.models import (
     Assignment,
     Campaign,
@@ -145,7 +146,7 @@ def chat_arrive(
         if protocol.chat_mode == "bot":
             # Under the campaign's row lock: workers arriving at once cannot all take the
             # last conversation a model has left under its target.
-            Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+            campaign_lock(campaign)
             endpoint = model_next(campaign=campaign, parameters=parameters) or ""
             if not endpoint:
                 return ChatArrival(kind="nothing")
@@ -327,7 +328,7 @@ def seat_connect(*, seat_id: int, channel_name: str, now: datetime | None = None
     """Record the seat's new socket; return the channel of the socket it replaces ("" if none)."""
     now = now or timezone.now()
     with transaction.atomic():
-        seat = ChatSeat.objects.select_for_update().get(pk=seat_id)
+        seat = seat_lock(seat_id)
         old = seat.channel_name
         seat.channel_name = channel_name
         seat.last_seen_at = now

@@ -26,8 +26,9 @@ from django.db.models import F
 from django.urls import reverse
 
 from annotation.exceptions import Conflict, InvalidParameters, NotAllowed
+from annotation.locks import campaign_lock
 from annotation.models import AuditLog, Campaign, Hit, Item, Publication
-from annotation.payments.ledger import budget_check, campaign_committed, campaign_lock
+from annotation.payments.ledger import budget_check, campaign_committed
 from annotation.protocols import registry
 from annotation.providers import ProviderError, provider_get
 from annotation.providers.base import (

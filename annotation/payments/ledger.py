@@ -28,6 +28,7 @@ from django.utils import timezone
 from annotation import signals
 from annotation.campaign_settings import SETTINGS, value_clean
 from annotation.exceptions import Conflict, InvalidParameters
+from annotation.locks import campaign_lock, payment_lock_by_key
 from annotation.models import (
     Assignment,
     AuditLog,
@@ -89,11 +90,6 @@ def budget_check(*, campaign: Campaign, extra: Decimal, what: str) -> None:
     signals.budget_spent.send(Campaign, campaign=campaign, committed=committed, extra=extra)
 
 
-def campaign_lock(campaign: Campaign) -> Campaign:
-    """Lock the campaign's row for the current transaction and return it fresh."""
-    return Campaign.objects.select_for_update().get(pk=campaign.pk)
-
-
 def campaign_budget_check(*, campaign: Campaign, budget: object) -> tuple[Decimal, Decimal]:
     """Return the cleaned ``budget`` and what the campaign has committed; refuse a budget
     that is not an amount of the schema (``campaign_settings``) or is below what is committed.
@@ -146,7 +142,7 @@ def _payment_start(
     """Record the payment (or find it under its key); return it and whether to send it now."""
     with transaction.atomic():
         locked = campaign_lock(campaign)
-        existing = Payment.objects.select_for_update().filter(idempotency_key=key).first()
+        existing = payment_lock_by_key(key)
         if existing is not None:
             if (existing.worker_id, existing.kind, existing.amount) != (worker.pk, kind, amount):
                 raise Conflict(

@@ -16,6 +16,7 @@ from django.utils.translation import gettext, gettext_noop
 from annotation import signals
 from annotation.allocation import leases_release
 from annotation.exceptions import Conflict, NotAllowed, TooMany
+from annotation.locks import assignment_lock_closing, assignment_lock_open
 from annotation.models import Assignment, Campaign, ChatSeat, Lease, Worker
 from annotation.providers import PROVIDER_NAMES, Arrival, provider_get
 
@@ -164,11 +165,7 @@ def assignment_start(
                 raise NotAllowed(gettext("This assignment belongs to another worker."))
             return known
     with transaction.atomic():
-        current = (
-            Assignment.objects.select_for_update()
-            .filter(campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED)
-            .first()
-        )
+        current = assignment_lock_open(campaign, worker)
         if current is not None:
             if current.provider_assignment_id == provider_assignment_id:
                 return current
@@ -214,7 +211,7 @@ def assignment_set_status(
     release its leases and keep its judgments; store the reviewer's ``feedback`` with a final
     status. Return False if it had moved on already (the same status again, or a final one):
     callers that reconcile may repeat themselves."""
-    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    locked = assignment_lock_closing(assignment)
     if status not in TRANSITIONS[locked.status]:
         return False
     _transition(locked, status, now, feedback=feedback)
@@ -255,7 +252,7 @@ def _transition(
 def assignment_complete(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
     """Mark an open assignment submitted (idempotent) and release its leases."""
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        locked = assignment_lock_closing(assignment)
         if locked.status == Assignment.Status.ACCEPTED:
             if not assignment_has_work(locked):
                 raise Conflict(gettext("An assignment with no answers cannot be submitted."))
@@ -284,7 +281,7 @@ def assignments_abandon_stale(
         status=Assignment.Status.ACCEPTED, last_activity_at__lt=cutoff
     ):
         with transaction.atomic():
-            locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+            locked = assignment_lock_closing(assignment)
             if locked.status == Assignment.Status.ACCEPTED and locked.last_activity_at < cutoff:
                 _transition(locked, Assignment.Status.ABANDONED, now)
                 count += 1

@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from annotation import signals
 from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
 from annotation.exceptions import Conflict, InvalidParameters
+from annotation.locks import campaign_lock
 from annotation.models import Campaign
 from annotation.protocols import LiveChat, Protocol, registry
 from annotation.study_pages import study_clean
@@ -140,9 +141,7 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
     The campaign's row lock orders concurrent moves: the second sees the first's status (a
     finished campaign announced once; a stale copy never reopens one).
     """
-    campaign.status = (
-        Campaign.objects.select_for_update().values_list("status", flat=True).get(pk=campaign.pk)
-    )
+    campaign.status = campaign_lock(campaign).status
     current = Campaign.Status(campaign.status)
     try:
         target = Campaign.Status(status)
@@ -208,7 +207,7 @@ def campaign_settings_update(
     What may change in which status is ``campaign_settings_check``'s; the study pages' texts
     (``study``) may change at any time, and a new consent version asks every worker again.
     """
-    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked = campaign_lock(campaign)
     changes = campaign_settings_check(
         campaign=locked, values=values, parameters=parameters, study=study
     )
@@ -227,7 +226,7 @@ def campaign_budget_update(*, campaign: Campaign, budget: Any, floor: Decimal) -
     (``campaign_lock``) until this returns, so no spending slips in between. The rule is
     enforced here too, so no caller can pass a budget under the floor it gave.
     """
-    Campaign.objects.select_for_update().get(pk=campaign.pk)
+    campaign_lock(campaign)
     new: Decimal = settings_clean({"budget": budget})["budget"]
     if new < floor:
         message = f"The budget {new:.2f} cannot go below {floor:.2f}, what is already committed."
@@ -253,7 +252,7 @@ def campaign_details_update(
     """
     changes: dict[str, Any] = campaign_details_check(name=name, withdrawal=withdrawal)
     changes["owner"] = owner
-    Campaign.objects.select_for_update().get(pk=campaign.pk)
+    campaign_lock(campaign)
     for field, value in changes.items():
         setattr(campaign, field, value)
     campaign.save(update_fields=[*changes, "updated_at"])

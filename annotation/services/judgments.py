@@ -17,6 +17,7 @@ from django.utils.translation import gettext, gettext_noop
 from annotation import quality
 from annotation.allocation import item_claims, item_judged_unleased, lease_fulfil, leases_release
 from annotation.exceptions import Conflict, NotAllowed, NotFound
+from annotation.locks import assignment_lock, item_lock, item_lock_in
 from annotation.models import Assignment, Item, Judgment, Lease, Worker, WorkerBlock
 from annotation.protocols import Protocol, registry
 from annotation.services.assignments import _transition
@@ -98,7 +99,7 @@ def _item_pk(value: Any) -> int | None:
 def _judgment_store(
     assignment: Assignment, item_pk: int, answered: Answered, now: datetime
 ) -> SubmitResult:
-    item = Item.objects.select_for_update().filter(pk=item_pk, campaign=assignment.campaign).first()
+    item = item_lock_in(assignment.campaign, item_pk)
     if item is None:
         raise NotFound(gettext("This item is not part of this study."))
     worker = assignment.worker
@@ -120,7 +121,7 @@ def _judgment_store(
         done = not Assignment.objects.filter(pk=assignment.pk, status="accepted").exists()
         return SubmitResult(judgments=existing, created=False, assignment_done=done)
 
-    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    locked = assignment_lock(assignment)
     locked.campaign, locked.worker = assignment.campaign, assignment.worker  # already loaded
     if locked.status != Assignment.Status.ACCEPTED:
         raise NotAllowed(gettext(CLOSED))
@@ -234,13 +235,13 @@ def judgment_label(
     cleaned = protocol.clean_answers(parameters, answers)
     answered = Answered(protocol=protocol, parameters=parameters, values=cleaned, sent=answers)
     with transaction.atomic():
-        locked_item = Item.objects.select_for_update().get(pk=item.pk)
+        locked_item = item_lock(item)
         existing = list(Judgment.objects.filter(item=locked_item, worker=assignment.worker))
         if existing:
             if {j.question: j.value for j in existing} != cleaned:
                 raise Conflict(gettext("You already labeled this turn; labels cannot be changed."))
             return SubmitResult(judgments=existing, created=False, assignment_done=False)
-        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        locked = assignment_lock(assignment)
         locked.campaign, locked.worker = assignment.campaign, assignment.worker
         if locked.status != Assignment.Status.ACCEPTED:
             raise NotAllowed(gettext(CLOSED))

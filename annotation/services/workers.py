@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from annotation.allocation import items_reopen, leases_release
 from annotation.exceptions import InvalidParameters
+from annotation.locks import worker_lock
 from annotation.models import (
     Assignment,
     AuditLog,
@@ -89,7 +90,7 @@ def worker_forget(*, worker: Worker, actor: str, campaign: Campaign | None = Non
     judgments leave reports and exports and their items re-open (``items_reopen``).
     ``campaign`` is where the withdrawal was asked for (the audit entry names it).
     """
-    locked = Worker.objects.select_for_update().get(pk=worker.pk)
+    locked = worker_lock(worker)
     if worker_is_forgotten(locked):
         worker.external_id = locked.external_id
         return Forgotten(worker=worker, already=True)

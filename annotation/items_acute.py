@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.exceptions import Conflict, InvalidParameters
+from annotation.locks import campaign_lock_by_slug
 from annotation.models import Campaign, Dataset, Dialogue, Item
 from annotation.protocols import registry
 from annotation.protocols.acute import AcuteProtocol
@@ -203,7 +204,7 @@ def acute_items_add(
     if len(by_model) < 2:
         found = ", ".join(sorted(by_model)) or "none"
         raise Conflict(f"ACUTE-Eval needs conversations of two models or more (found: {found}).")
-    campaign = Campaign.objects.select_for_update().filter(slug=slug).first()
+    campaign = campaign_lock_by_slug(slug)
     if campaign is None:
         campaign = campaign_create(
             slug=slug, name=name or "ACUTE-Eval of whole conversations", protocol=AcuteProtocol.name

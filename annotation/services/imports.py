@@ -27,6 +27,7 @@ from django.utils import timezone
 from annotation.allocation import items_judged_imported
 from annotation.datasets.judgments import Answer, Work
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotFound
+from annotation.locks import assignments_lock_by_provider_ids, items_lock
 from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
 from annotation.protocols import registry
 from annotation.providers.base import clean_id
@@ -118,12 +119,7 @@ def _items_locked(campaign: Campaign, keys: Sequence[str]) -> dict[str, Item]:
         ids += Item.objects.filter(
             campaign=campaign, key__in=unique[start : start + 1000]
         ).values_list("pk", flat=True)
-    items: dict[str, Item] = {}
-    ids.sort()
-    for start in range(0, len(ids), 1000):
-        for item in Item.objects.select_for_update().filter(pk__in=ids[start : start + 1000]):
-            items[item.key] = item
-    return items
+    return {item.key: item for item in items_lock(ids)}
 
 
 def _assignment_id(work: Work) -> str:
@@ -258,10 +254,7 @@ def _assignments(
         work, count = new.get(_assignment_id(pair.work), (pair.work, 0))
         new[_assignment_id(pair.work)] = (work, count + 1)
     existing = {
-        a.provider_assignment_id: a
-        for a in Assignment.objects.select_for_update().filter(
-            campaign=campaign, provider_assignment_id__in=list(new)
-        )
+        a.provider_assignment_id: a for a in assignments_lock_by_provider_ids(campaign, new)
     }
     result: dict[str, Assignment] = {}
     created = 0

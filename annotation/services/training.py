@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
 from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
+from annotation.locks import campaign_lock, worker_lock
 from annotation.models import (
     Campaign,
     Qualification,
@@ -97,7 +98,7 @@ def training_items_add(
     adds nothing, the same key with other content is refused. Items keep the order given,
     after those already there."""
     batch = training_items_clean(campaign=campaign, items=items)
-    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked = campaign_lock(campaign)
     existing = {
         key: (payload, expected, explanation)
         for key, payload, expected, explanation in TrainingItem.objects.filter(
@@ -292,7 +293,7 @@ def training_answer(
     protocol = _trainable(campaign)
     parameters = protocol.clean_parameters(campaign.parameters)
     worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
-    worker = Worker.objects.select_for_update().get(pk=worker.pk)
+    worker = worker_lock(worker)
     if _qualified(campaign, [worker]):
         raise Conflict(gettext("You have passed the training already: go on to the study."))
     item = TrainingItem.objects.filter(

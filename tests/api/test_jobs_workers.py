@@ -6,7 +6,7 @@ import pytest
 
 from annotation.models import Assignment, AuditLog, Payment, Worker
 from api.models import IdempotencyKey
-from dashboard import services
+from dashboard import job_builds, services
 from dashboard.models import Job
 from tests.api.conftest import ApiClient, error_of
 from tests.concurrency import at_once
@@ -23,13 +23,13 @@ def test_a_report_job_combines_labels_as_asked(api, filled, monkeypatch) -> None
     from evalstats.options import report_options
 
     seen = []
-    real = services.campaign_report
+    real = job_builds.campaign_report
 
     def spy(campaign):
         seen.append(report_options().aggregate)  # what the report is built with
         return real(campaign)
 
-    monkeypatch.setattr(services, "campaign_report", spy)
+    monkeypatch.setattr(job_builds, "campaign_report", spy)
     for asked, used in (("?aggregate=ds", "ds"), ("?aggregate=mace", "mace"), ("", "majority")):
         job = _finished(api.post(f"/campaigns/{filled.slug}/reports{asked}").json())
         assert Job.objects.get(pk=job["id"]).options == {"aggregate": used}

@@ -68,6 +68,21 @@ def chat_strings(parameters: Mapping[str, Any]) -> dict[str, Any]:
         "reconnecting": _("Connection lost; reconnecting…"),
         "thank_you": _("Thank you!"),
         "chat_ended": _("The chat has ended"),
+        "you": _("You"),
+        "partner": _("Partner"),
+        "chatbot": _("Chatbot"),
+        "your_message": _("Your message"),
+        # The word counter: English and German need only the forms for 1 and for more.
+        "words_one": ngettext("%(n)s word", "%(n)s words", 1),
+        "words_other": ngettext("%(n)s word", "%(n)s words", 2),
+        **_pair_strings(parameters),
+        **_bot_strings(),
+    }
+
+
+def _pair_strings(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The sentences of a chat between two workers (ED: the situation, the rounds, roles)."""
+    return {
         "partner_arrived": _("Your partner arrived: the conversation begins."),
         "partner_arrived_title": _("Your partner arrived"),
         "you_ended": _("You ended conversation %(round)s."),
@@ -97,14 +112,6 @@ def chat_strings(parameters: Mapping[str, Any]) -> dict[str, Any]:
             "respond with empathy; you do not know their situation."
         ),
         "my_situation": _("Your situation (%(emotion)s): %(text)s"),
-        "bot_heading": _("Chat with the chatbot (turn %(turns)s of at least %(least)s)"),
-        "bot_help": _(
-            "Talk about anything you like. After each reply of the chatbot, say whether it "
-            "makes sense and whether it is specific."
-        ),
-        "you": _("You"),
-        "partner": _("Partner"),
-        "chatbot": _("Chatbot"),
         "pair_count_early": _(
             "Messages: %(n)s of %(least)s–%(most)s · either of you can end the conversation "
             "from %(least)s"
@@ -112,21 +119,28 @@ def chat_strings(parameters: Mapping[str, Any]) -> dict[str, Any]:
         "pair_count_ready": _(
             "Messages: %(n)s of %(least)s–%(most)s · either of you can end it now"
         ),
+        "wait_partner": _("Please wait for your partner's message."),
+        "end_pair": _("End this conversation"),
+        # ED's feelings as the worker reads them (the values sent stay the stored labels).
+        "emotions": {e: _(e) for e in parameters.get("emotions", [])},
+    }
+
+
+def _bot_strings() -> dict[str, str]:
+    """The sentences of a chat with a model (interactive SSA: turns, labels)."""
+    return {
+        "bot_heading": _("Chat with the chatbot (turn %(turns)s of at least %(least)s)"),
+        "bot_help": _(
+            "Talk about anything you like. After each reply of the chatbot, say whether it "
+            "makes sense and whether it is specific."
+        ),
         "bot_count_early": _(
             "Turns: %(turns)s · you can end the chat after %(least)s (at most %(most)s)"
         ),
         "bot_count_ready": _("Turns: %(turns)s · you can end the chat now (at most %(most)s)"),
-        "your_message": _("Your message"),
-        "wait_partner": _("Please wait for your partner's message."),
         "wait_bot": _("Please wait for the chatbot's reply."),
         "label_first": _("Label the reply first."),
-        "end_pair": _("End this conversation"),
         "end_bot": _("End the chat"),
-        # The word counter: English and German need only the forms for 1 and for more.
-        "words_one": ngettext("%(n)s word", "%(n)s words", 1),
-        "words_other": ngettext("%(n)s word", "%(n)s words", 2),
-        # ED's feelings as the worker reads them (the values sent stay the stored labels).
-        "emotions": {e: _(e) for e in parameters.get("emotions", [])},
     }
 
 

@@ -125,17 +125,7 @@ class Deidentifier:
         Speaker names are numbered first, then the situation (written before the dialogue),
         then the utterances in order.
         """
-        table: dict[tuple[str, str], str] = {}
-        counts: dict[str, int] = {}
-        replacements: list[Replacement] = []
-
-        def token(kind: str, original: str) -> str:
-            key = (kind, original.lower() if kind in ENTITY_TYPES else original)
-            if key not in table:
-                counts[kind] = counts.get(kind, 0) + 1
-                table[key] = f"{kind}_{counts[kind]}"
-            return table[key]
-
+        tokens = _Tokens()
         names = dict(self.names)
         if self.speakers_are_persons:
             names.update({s: "person" for s in speakers if s.strip()} | dict(self.names))
@@ -146,21 +136,10 @@ class Deidentifier:
         lower_names = {k.lower(): v for k, v in names.items()}
 
         def replace(where: int | str, text: str) -> str:
-            found: list[tuple[int, int, str, str]] = []
-            taken = [False] * len(text)
-            for kind, pattern in patterns:
-                for m in pattern.finditer(text):
-                    if any(taken[m.start() : m.end()]) or not _accept(kind, m.group(0)):
-                        continue
-                    original = m.group(0)
-                    real_kind = lower_names[original.lower()] if kind == "name" else kind
-                    found.append((m.start(), m.end(), real_kind, original))
-                    taken[m.start() : m.end()] = [True] * (m.end() - m.start())
-            found.sort()
             out, last = [], 0
-            for start, end, kind, original in found:
-                new = token(kind, original)
-                replacements.append(Replacement(where, kind, original, new))
+            for start, end, kind, original in _spans(text, patterns, lower_names):
+                new = tokens.token(kind, original)
+                tokens.replacements.append(Replacement(where, kind, original, new))
                 out += [text[last:start], new]
                 last = end
             out.append(text[last:])
@@ -170,14 +149,51 @@ class Deidentifier:
         for s in speakers:
             kind = lower_names.get(s.strip().lower())
             if kind:
-                new = token(kind, s.strip())
-                replacements.append(Replacement(-1, kind, s, new))
+                new = tokens.token(kind, s.strip())
+                tokens.replacements.append(Replacement(-1, kind, s, new))
                 new_speakers.append(new)
             else:
                 new_speakers.append(s)
         new_situation = replace(SITUATION, situation) if situation else situation
         new_texts = [replace(i, text) for i, text in enumerate(texts)]
-        return Deidentified(new_texts, new_speakers, new_situation, replacements)
+        return Deidentified(new_texts, new_speakers, new_situation, tokens.replacements)
+
+
+@dataclass
+class _Tokens:
+    """One conversation's placeholders and what they replaced: an original always gets the
+    same one (entity types case-insensitively), numbered per kind in order of appearance."""
+
+    table: dict[tuple[str, str], str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    replacements: list[Replacement] = field(default_factory=list)
+
+    def token(self, kind: str, original: str) -> str:
+        """Return the placeholder of ``original`` as a ``kind``: ``person_1``, ``url_2``, …"""
+        key = (kind, original.lower() if kind in ENTITY_TYPES else original)
+        if key not in self.table:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            self.table[key] = f"{kind}_{self.counts[kind]}"
+        return self.table[key]
+
+
+def _spans(
+    text: str, patterns: list[tuple[str, re.Pattern[str]]], lower_names: Mapping[str, str]
+) -> list[tuple[int, int, str, str]]:
+    """Return the identifying spans of ``text`` (start, end, kind, original) in order; where
+    matches overlap, the earlier pattern wins. A listed name's kind is the one listed."""
+    found: list[tuple[int, int, str, str]] = []
+    taken = [False] * len(text)
+    for kind, pattern in patterns:
+        for m in pattern.finditer(text):
+            if any(taken[m.start() : m.end()]) or not _accept(kind, m.group(0)):
+                continue
+            original = m.group(0)
+            real_kind = lower_names[original.lower()] if kind == "name" else kind
+            found.append((m.start(), m.end(), real_kind, original))
+            taken[m.start() : m.end()] = [True] * (m.end() - m.start())
+    found.sort()
+    return found
 
 
 def _accept(kind: str, span: str) -> bool:

@@ -211,15 +211,7 @@ def acute_items_add(
         )
     elif not isinstance(registry.get(campaign.protocol), AcuteProtocol):
         raise Conflict(f"'{slug}' is a {campaign.protocol} campaign, not an ACUTE-Eval one.")
-    taken: dict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
-    for payload in Item.objects.filter(campaign=campaign, gold__isnull=True).values_list(
-        "payload", flat=True
-    ):
-        pair = (payload["model_a"], payload["model_b"])
-        dialogues = (payload.get("dialogue_a", ""), payload.get("dialogue_b", ""))
-        if pair[0] > pair[1]:
-            pair, dialogues = (pair[1], pair[0]), (dialogues[1], dialogues[0])
-        taken[pair].add(dialogues)
+    taken = _pairs_taken(campaign)
     items, result = [], AcuteItemsAdded(campaign=campaign, added=0)
     for model_a, model_b in itertools.combinations(sorted(by_model), 2):
         have = taken[(model_a, model_b)]
@@ -240,3 +232,18 @@ def acute_items_add(
             )
     result.added = items_add(campaign=campaign, items=items)
     return result
+
+
+def _pairs_taken(campaign: Campaign) -> defaultdict[tuple[str, str], set[tuple[str, str]]]:
+    """Return the conversation pairs the campaign's items already hold, per matchup: each
+    matchup's models in name order, its dialogues in the same order."""
+    taken: defaultdict[tuple[str, str], set[tuple[str, str]]] = defaultdict(set)
+    for payload in Item.objects.filter(campaign=campaign, gold__isnull=True).values_list(
+        "payload", flat=True
+    ):
+        pair = (payload["model_a"], payload["model_b"])
+        dialogues = (payload.get("dialogue_a", ""), payload.get("dialogue_b", ""))
+        if pair[0] > pair[1]:
+            pair, dialogues = (pair[1], pair[0]), (dialogues[1], dialogues[0])
+        taken[pair].add(dialogues)
+    return taken

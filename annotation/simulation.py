@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from annotation.protocols import Simulated, registry
 from annotation.protocols.base import Reliability
 from annotation.providers import Arrival
 from annotation.quality import quality_review
-from annotation.services import judgment_submit, presentation_seed, worker_visit
+from annotation.services import Visit, judgment_submit, presentation_seed, worker_visit
 from evalstats.quality_rule import Rule, worker_decisions
 
 Truth = Callable[[Item], Mapping[str, Any] | None]
@@ -114,36 +114,13 @@ def crowd_run(
                 continue
             assert visit.item is not None and visit.assignment is not None
             lease = Lease.objects.get(item=visit.item, worker=visit.assignment.worker)
-            if (
-                item_cap is not None
-                and not visit.item.is_gold  # gold items have no redundancy: all may take them
-                and Item.objects.values_list("claims", flat=True).get(pk=visit.item.pk) > item_cap
-            ):
-                leases_release(Lease.objects.filter(pk=lease.pk))
+            if _past_cap(visit.item, lease, item_cap):
                 active.remove(sim)
                 continue
-            shown = protocol.presentation(
-                parameters,
-                visit.item.payload,
-                presentation_seed(item=visit.item, worker=visit.assignment.worker),
-            )
-            answers = protocol.simulate_answers(
-                parameters,
-                visit.item.payload,
-                shown,
-                truth(visit.item) if truth else None,
-                sim.reliability,
-                rng,
-            )
-            mean, sd = _THINK_SECONDS[sim.reliability]
-            least = protocol.item_min_seconds(parameters, visit.item.payload)
-            think = max(least + max(rng.gauss(mean, sd), 0.5), campaign.min_seconds_per_item)
+            answers, now = _answers(campaign, protocol, parameters, visit, lease, sim, truth, rng)
             try:
                 judgment_submit(
-                    assignment=visit.assignment,
-                    item_id=visit.item.pk,
-                    answers=answers,
-                    now=lease.created_at + timedelta(seconds=think),
+                    assignment=visit.assignment, item_id=visit.item.pk, answers=answers, now=now
                 )
             except AnnotationError as exc:
                 run.errors.append(f"{sim.external_id}: {exc.message}")
@@ -155,6 +132,50 @@ def crowd_run(
     # The rule ran after each gold answer; the answers since then count in a last review.
     run.blocked = [p.worker.external_id for p in quality_review(campaign)]
     return run
+
+
+def _past_cap(item: Item, lease: Lease, item_cap: int | None) -> bool:
+    """Give the item back (its lease released) when the lease took it past ``item_cap``
+    claims; gold items have no redundancy, so every worker may take them."""
+    if item_cap is None or item.is_gold:
+        return False
+    if Item.objects.values_list("claims", flat=True).get(pk=item.pk) <= item_cap:
+        return False
+    leases_release(Lease.objects.filter(pk=lease.pk))
+    return True
+
+
+def _answers(
+    campaign: Campaign,
+    protocol: Simulated,
+    parameters: Mapping[str, Any],
+    visit: Visit,
+    lease: Lease,
+    sim: SimulatedWorker,
+    truth: Truth | None,
+    rng: random.Random,
+) -> tuple[dict[str, Any], datetime]:
+    """Return the simulated worker's answers to the visit's item and when they submit them:
+    after a think time drawn for their reliability (at least the protocol's and the
+    campaign's least time) from the lease's start."""
+    assert visit.item is not None and visit.assignment is not None
+    shown = protocol.presentation(
+        parameters,
+        visit.item.payload,
+        presentation_seed(item=visit.item, worker=visit.assignment.worker),
+    )
+    answers = protocol.simulate_answers(
+        parameters,
+        visit.item.payload,
+        shown,
+        truth(visit.item) if truth else None,
+        sim.reliability,
+        rng,
+    )
+    mean, sd = _THINK_SECONDS[sim.reliability]
+    least = protocol.item_min_seconds(parameters, visit.item.payload)
+    think = max(least + max(rng.gauss(mean, sd), 0.5), campaign.min_seconds_per_item)
+    return answers, lease.created_at + timedelta(seconds=think)
 
 
 # --- simulated studies without a database: the quality rule's benchmark and tests -----------

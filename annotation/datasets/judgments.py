@@ -193,25 +193,30 @@ def _pick(header: Sequence[str], names: Sequence[str], where: str, *, required: 
     return ""
 
 
-def _wide(
-    name: str,
-    rows: list[tuple[int, dict[str, str]]],
-    header: list[str],
-    fmt: str,
-    mapping: JudgmentMap,
-    questions: Sequence[str],
-    rejected: bool,
-) -> JudgmentFile:
+@dataclass(frozen=True)
+class _WideLayout:
+    """Where a wide file (an MTurk batch, a Prolific export) keeps the ids, the status (and
+    what its values mean), the seconds, the item keys and the answers (column → question)."""
+
+    provider: str
+    ids: dict[str, str]
+    status_column: str
+    statuses: Mapping[str, str]
+    seconds: str
+    item_column: str
+    columns: dict[str, str]
+
+
+def _wide_layout(
+    name: str, header: list[str], fmt: str, mapping: JudgmentMap, questions: Sequence[str]
+) -> _WideLayout:
+    """Find the columns of a wide file in its header, or say which one is missing."""
     if fmt == "mturk-batch":
         for column in ("HITId", "AssignmentId", "WorkerId", "AssignmentStatus"):
             _pick(header, [column], name, required=True)
         ids = {"worker": "WorkerId", "assignment": "AssignmentId", "hit": "HITId"}
-        status_column, statuses, prefix, provider = (
-            "AssignmentStatus",
-            MTURK_STATUSES,
-            "Answer.",
-            "mturk",
-        )
+        status_column, statuses = "AssignmentStatus", MTURK_STATUSES
+        prefix, provider = "Answer.", "mturk"
         seconds = mapping.seconds or "WorkTimeInSeconds"
     else:
         ids = {
@@ -238,13 +243,28 @@ def _wide(
     for column in (seconds, mapping.presentation):
         if column and column not in header:
             raise CorpusError(f"{name}, line 1: no column {column!r}")
+    return _WideLayout(provider, ids, status_column, statuses, seconds, item_column, columns)
+
+
+def _wide(
+    name: str,
+    rows: list[tuple[int, dict[str, str]]],
+    header: list[str],
+    fmt: str,
+    mapping: JudgmentMap,
+    questions: Sequence[str],
+    rejected: bool,
+) -> JudgmentFile:
+    """Read a wide file's rows, one assignment each; count by status the work left out."""
+    layout = _wide_layout(name, header, fmt, mapping, questions)
+    ids, status_column, seconds = layout.ids, layout.status_column, layout.seconds
     works: list[Work] = []
     skipped: dict[str, int] = {}
     seen: set[str] = set()
     for line, row in rows:
         where = f"{name}, line {line}"
         raw_status = row.get(status_column, "").strip() if status_column else ""
-        status = statuses.get(raw_status) if status_column else "submitted"
+        status = layout.statuses.get(raw_status) if status_column else "submitted"
         if status is None or (status == "rejected" and not rejected):
             skipped[raw_status or "(none)"] = skipped.get(raw_status or "(none)", 0) + 1
             continue
@@ -256,13 +276,15 @@ def _wide(
             if assignment in seen:
                 raise CorpusError(f"{where}: the assignment {assignment!r} appears twice")
             seen.add(assignment)
-        answers = _row_answers(where, row, header, line, mapping, item_column, columns)
+        answers = _row_answers(
+            where, row, header, line, mapping, layout.item_column, layout.columns
+        )
         total = _number(row.get(seconds, ""), where, seconds) if seconds else None
         share = None if total is None else total / len(answers)
         works.append(
             Work(
                 line=line,
-                provider=provider,
+                provider=layout.provider,
                 worker=worker,
                 assignment=assignment,
                 hit=row[ids["hit"]].strip() if ids["hit"] else "",

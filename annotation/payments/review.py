@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING
 
 from annotation.campaign_settings import BONUS, SETTINGS, value_clean
@@ -29,7 +30,7 @@ from annotation.payments.ledger import payment_key, payment_send
 from annotation.payments.sync import publication_sync
 from annotation.protocols import registry
 from annotation.providers import provider_get
-from annotation.providers.base import money
+from annotation.providers.base import Provider, money
 from annotation.services import assignment_has_work, assignment_set_status, audit_add
 
 if TYPE_CHECKING:
@@ -168,15 +169,7 @@ def bonus_pay(
     # The one bound of a bonus, for every caller; a top-up is bounded as the reward is.
     bound = BONUS if kind == Payment.Kind.BONUS else SETTINGS["reward"]
     sent: Decimal = value_clean(bound, amount)
-    if assignment is None:
-        assignment = (
-            Assignment.objects.filter(campaign=campaign, worker=worker)
-            .exclude(status__in=[Assignment.Status.ACCEPTED, Assignment.Status.RETURNED])
-            .order_by("-submitted_at", "-pk")
-            .first()
-        )
-    if assignment is None or assignment.campaign_id != campaign.pk:
-        raise NotFound(f"{worker} has no submitted assignment in '{campaign.slug}' to pay against.")
+    assignment = _bonus_assignment(campaign, worker, assignment)
     publication = Publication.objects.filter(campaign=campaign, provider=worker.provider).first()
     provider = provider_get(worker.provider if publication else "local")
     config = publication.config if publication else {}
@@ -208,6 +201,23 @@ def bonus_pay(
         send=send,
         budgeted=budgeted,
     )
+
+
+def _bonus_assignment(
+    campaign: Campaign, worker: Worker, assignment: Assignment | None
+) -> Assignment:
+    """Return the assignment a bonus is paid against: the one given, else the worker's latest
+    submitted or reviewed one in the campaign; refuse one of another campaign, or none."""
+    if assignment is None:
+        assignment = (
+            Assignment.objects.filter(campaign=campaign, worker=worker)
+            .exclude(status__in=[Assignment.Status.ACCEPTED, Assignment.Status.RETURNED])
+            .order_by("-submitted_at", "-pk")
+            .first()
+        )
+    if assignment is None or assignment.campaign_id != campaign.pk:
+        raise NotFound(f"{worker} has no submitted assignment in '{campaign.slug}' to pay against.")
+    return assignment
 
 
 def _topup_fits(publication: Publication | None, amount: Decimal, provider: object) -> bool:
@@ -267,7 +277,7 @@ def review_decisions(
     *, publication: Publication, reject_for_agreement: bool = False
 ) -> list[Decision]:
     """Decide, without acting, what to do with each submission awaiting review."""
-    from annotation.quality import GoldTally, gold_tallies, worker_quality
+    from annotation.quality import gold_tallies, worker_quality
 
     provider = provider_get(publication.provider)
     if reject_for_agreement and not provider.rejects_for_agreement:
@@ -275,51 +285,20 @@ def review_decisions(
             f"{provider.title} allows rejections only for failed attention checks, not for "
             "agreement with gold answers or other participants."
         )
-    quality = {
-        int(row.worker_id): (bool(row.passes), str(row.reason or ""))
-        for row in worker_quality(publication.campaign).itertuples()
-    }
-    checks = gold_tallies(publication.campaign)
+    decide = partial(
+        _decision,
+        publication=publication,
+        provider=provider,
+        quality={
+            int(row.worker_id): (bool(row.passes), str(row.reason or ""))
+            for row in worker_quality(publication.campaign).itertuples()
+        },
+        missed={w: t.attention_failed for w, t in gold_tallies(publication.campaign).items()},
+        reject_for_agreement=reject_for_agreement,
+    )
     mine = Assignment.objects.filter(
         campaign=publication.campaign, worker__provider=provider.name
     ).select_related("worker")
-
-    def decide(assignment: Assignment, submission_id: str) -> Decision:
-        pseudonym = assignment.worker.pseudonym
-        if not assignment_has_work(assignment):
-            return Decision(
-                submission_id,
-                pseudonym,
-                "reject",
-                NO_WORK,
-                assignment=assignment,
-                category="NO_DATA",
-            )
-        missed = checks.get(assignment.worker_id, GoldTally()).attention_failed
-        if missed and provider.attention_rejects(failed=len(missed), minutes=_minutes(assignment)):
-            return Decision(
-                submission_id,
-                pseudonym,
-                "reject",
-                attention_feedback(publication.campaign, missed),
-                assignment=assignment,
-                category="FAILED_CHECK",
-            )
-        passes, reason = quality.get(assignment.worker_id, (True, ""))
-        if not passes and reject_for_agreement:
-            return Decision(
-                submission_id,
-                pseudonym,
-                "reject",
-                f"Your answers did not pass the study's quality checks: {reason or 'failed'}.",
-                assignment=assignment,
-                category="FAILED_CHECK",
-            )
-        hint = "" if passes else f"hint: {reason or 'quality flags'}; approved by default"
-        return Decision(
-            submission_id, pseudonym, "approve", hint, assignment=assignment, flagged=not passes
-        )
-
     if not provider.remote:
         return [
             decide(a, _submission_id(a)) for a in mine.filter(status=Assignment.Status.SUBMITTED)
@@ -339,6 +318,51 @@ def review_decisions(
         else:
             decisions.append(decide(assignment, sub.external_id))
     return decisions
+
+
+def _decision(
+    assignment: Assignment,
+    submission_id: str,
+    *,
+    publication: Publication,
+    provider: Provider,
+    quality: dict[int, tuple[bool, str]],
+    missed: dict[int, list[AttentionMiss]],
+    reject_for_agreement: bool,
+) -> Decision:
+    """Decide one submission with work here: reject it without work or by the provider's
+    attention rule (or, when asked, for failing quality control); else approve it, flagged
+    when quality control would not pass it. ``quality``: worker id → (passes, reason);
+    ``missed``: worker id → their failed attention checks."""
+    pseudonym = assignment.worker.pseudonym
+    if not assignment_has_work(assignment):
+        return Decision(
+            submission_id, pseudonym, "reject", NO_WORK, assignment=assignment, category="NO_DATA"
+        )
+    failed = missed.get(assignment.worker_id, [])
+    if failed and provider.attention_rejects(failed=len(failed), minutes=_minutes(assignment)):
+        return Decision(
+            submission_id,
+            pseudonym,
+            "reject",
+            attention_feedback(publication.campaign, failed),
+            assignment=assignment,
+            category="FAILED_CHECK",
+        )
+    passes, reason = quality.get(assignment.worker_id, (True, ""))
+    if not passes and reject_for_agreement:
+        return Decision(
+            submission_id,
+            pseudonym,
+            "reject",
+            f"Your answers did not pass the study's quality checks: {reason or 'failed'}.",
+            assignment=assignment,
+            category="FAILED_CHECK",
+        )
+    hint = "" if passes else f"hint: {reason or 'quality flags'}; approved by default"
+    return Decision(
+        submission_id, pseudonym, "approve", hint, assignment=assignment, flagged=not passes
+    )
 
 
 def _minutes(assignment: Assignment) -> float:

@@ -154,13 +154,7 @@ def judgments_import(
     pairs = _answers_clean(campaign, works, source)
     created_items = items_add(campaign=campaign, items=items) if items else 0
     by_key = _items_locked(campaign, [p.answer.item for p in pairs])
-    for pair in pairs:
-        item = by_key.get(pair.answer.item)
-        where = _where(source, pair.answer.line)
-        if item is None:
-            raise NotFound(f"{where}: no item {pair.answer.item!r} in {campaign.slug}.")
-        if item.is_gold:
-            raise InvalidParameters(f"{where}: {pair.answer.item!r} is a gold check.")
+    _items_check(campaign, pairs, by_key, source)
     before = Worker.objects.count()
     workers = {
         (w.provider, w.worker): worker_get_or_create(provider=w.provider, external_id=w.worker)
@@ -195,6 +189,19 @@ def judgments_import(
         items=created_items,
         already=len(pairs) - len(fresh),
     )
+
+
+def _items_check(
+    campaign: Campaign, pairs: list[_Pair], by_key: dict[str, Item], source: str
+) -> None:
+    """Refuse an answer to an item the campaign does not have, or to a gold check."""
+    for pair in pairs:
+        item = by_key.get(pair.answer.item)
+        where = _where(source, pair.answer.line)
+        if item is None:
+            raise NotFound(f"{where}: no item {pair.answer.item!r} in {campaign.slug}.")
+        if item.is_gold:
+            raise InvalidParameters(f"{where}: {pair.answer.item!r} is a gold check.")
 
 
 def _fresh(

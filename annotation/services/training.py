@@ -296,11 +296,7 @@ def training_answer(
     worker = worker_lock(worker)
     if _qualified(campaign, [worker]):
         raise Conflict(gettext("You have passed the training already: go on to the study."))
-    item = TrainingItem.objects.filter(
-        campaign=campaign, pk=item_id if isinstance(item_id, int) else _int(item_id)
-    ).first()
-    if item is None:
-        raise InvalidAnswer(gettext("This is not one of the study's training items."))
+    item = _training_item(campaign, item_id)
     attempts = list(TrainingAttempt.objects.filter(campaign=campaign, worker=worker))
     current = next((a for a in attempts if a.passed is None), None)
     if current is None:
@@ -328,19 +324,7 @@ def training_answer(
     TrainingAnswer.objects.create(
         attempt=current, item=item, answers=dict(answers), correct=feedback.correct, answered_at=now
     )
-    current.answered += 1
-    current.correct += int(feedback.correct)
-    if current.answered >= campaign.training_size:
-        current.passed = current.correct >= campaign.training_pass_mark * current.answered - 1e-9
-        current.finished_at = now
-        if current.passed:
-            Qualification.objects.get_or_create(
-                owner=campaign.owner,
-                name=campaign.qualification,
-                worker=worker,
-                defaults={"campaign": campaign, "granted_at": now},
-            )
-    current.save(update_fields=["answered", "correct", "passed", "finished_at"])
+    _attempt_count(campaign, current, worker, correct=feedback.correct, now=now)
     return TrainingResult(
         feedback=feedback,
         attempt=current,
@@ -348,6 +332,37 @@ def training_answer(
         passed=bool(current.passed),
         attempts_left=campaign.training_attempts - current.number,
     )
+
+
+def _training_item(campaign: Campaign, item_id: Any) -> TrainingItem:
+    """Return the campaign's training item the page sent (its id as a number or text)."""
+    item = TrainingItem.objects.filter(
+        campaign=campaign, pk=item_id if isinstance(item_id, int) else _int(item_id)
+    ).first()
+    if item is None:
+        raise InvalidAnswer(gettext("This is not one of the study's training items."))
+    return item
+
+
+def _attempt_count(
+    campaign: Campaign, attempt: TrainingAttempt, worker: Worker, *, correct: bool, now: datetime
+) -> None:
+    """Count an answer in the attempt; after its last item, mark it passed or failed, and
+    give the worker who passed the campaign's qualification. The caller holds the worker's
+    row lock."""
+    attempt.answered += 1
+    attempt.correct += int(correct)
+    if attempt.answered >= campaign.training_size:
+        attempt.passed = attempt.correct >= campaign.training_pass_mark * attempt.answered - 1e-9
+        attempt.finished_at = now
+        if attempt.passed:
+            Qualification.objects.get_or_create(
+                owner=campaign.owner,
+                name=campaign.qualification,
+                worker=worker,
+                defaults={"campaign": campaign, "granted_at": now},
+            )
+    attempt.save(update_fields=["answered", "correct", "passed", "finished_at"])
 
 
 def _int(value: Any) -> int:

@@ -19,7 +19,6 @@ from annotation.quality import (
     worker_soft_block,
     worker_unblock,
 )
-from annotation.quality_rule import Rule, worker_decisions
 from annotation.selectors import campaign_progress, campaign_report
 from annotation.services import (
     assignment_start,
@@ -30,6 +29,7 @@ from annotation.services import (
     worker_visit,
 )
 from annotation.simulation import StudyShape, study_decisions, study_simulate
+from evalstats.quality_rule import Rule, worker_decisions
 from tests.factories import ItemFactory, WorkerFactory, likert_payload
 
 GOOD = {"empathy": 4, "relevance": 4, "fluency": 5}
@@ -390,7 +390,7 @@ def test_a_provider_blocked_worker_cannot_submit_the_item_on_screen(campaign):
     assert not Judgment.objects.filter(worker=worker).exists()
 
 
-# --- the rule itself, on constructed evidence (annotation/quality_rule.py) ------------------
+# --- the rule itself, on constructed evidence (evalstats/quality_rule.py) ------------------
 
 
 def _crowd_answers(kinds: dict[str, float | None], items: int = 60, seed: int = 0):

@@ -11,7 +11,16 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Campaign
-from annotation.planner import (
+from dashboard.drafts import draft_state
+from dashboard.drafts.plan import (
+    AB_STUDIES,
+    BOOT,
+    CHAT_STUDIES,
+    KAPPA_STUDIES,
+    LIKERT_STUDIES,
+    SSA_STUDIES,
+)
+from evalstats.planner import (
     ABDesign,
     ChatDesign,
     KappaDesign,
@@ -23,15 +32,6 @@ from annotation.planner import (
     kappa_plan,
     likert_plan,
     ssa_plan,
-)
-from dashboard.drafts import draft_state
-from dashboard.drafts.plan import (
-    AB_STUDIES,
-    BOOT,
-    CHAT_STUDIES,
-    KAPPA_STUDIES,
-    LIKERT_STUDIES,
-    SSA_STUDIES,
 )
 from tests.factories import ItemFactory, likert_payload
 

@@ -7,18 +7,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.agreement import fleiss_kappa, fleiss_kappa_ci
 from annotation.allocation import item_next
-from annotation.emotion_labels import (
+from annotation.exceptions import InvalidAnswer, InvalidParameters
+from annotation.models import Judgment
+from annotation.protocols import registry
+from annotation.services import assignment_start, campaign_create, judgment_submit
+from evalstats.agreement import fleiss_kappa, fleiss_kappa_ci
+from evalstats.emotion_labels import (
     gold_labels,
     kappa_by_source,
     label_distribution,
     utterance_votes,
 )
-from annotation.exceptions import InvalidAnswer, InvalidParameters
-from annotation.models import Judgment
-from annotation.protocols import registry
-from annotation.services import assignment_start, campaign_create, judgment_submit
 from tests.factories import CampaignFactory, ItemFactory, WorkerFactory
 
 EL = registry.get("emotionlines")

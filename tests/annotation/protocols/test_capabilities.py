@@ -124,10 +124,10 @@ def test_items_come_only_from_the_sources_a_protocol_declares():
 
 def _example_sources() -> tuple[str, str]:
     text = ARCHITECTURE.read_text(encoding="utf-8")
-    python = re.search(r'```python\n("""annotation/protocols/politeness.py.*?)```', text, re.S)
-    html = re.search(
-        r"`templates/annotation/protocols/politeness.html`.*?```html\n(.*?)```", text, re.S
+    python = re.search(
+        r'```python\n("""annotation/protocols/politeness/__init__.py.*?)```', text, re.S
     )
+    html = re.search(r"`annotation/protocols/politeness/task.html`.*?```html\n(.*?)```", text, re.S)
     assert python and html, "docs/architecture.md lost its minimal example protocol"
     return python.group(1), html.group(1)
 
@@ -140,8 +140,8 @@ def test_the_documented_minimal_protocol_runs_a_campaign(client, tmp_path, monke
     protocol = namespace["PolitenessProtocol"]()
     assert not any(isinstance(protocol, c) for c in CAPABILITIES)
     monkeypatch.setitem(registry._by_name, protocol.name, protocol)
-    (tmp_path / "annotation" / "protocols").mkdir(parents=True)
-    (tmp_path / "annotation" / "protocols" / "politeness.html").write_text(template)
+    (tmp_path / "politeness").mkdir()
+    (tmp_path / "politeness" / "task.html").write_text(template)
     templates = [dict(settings.TEMPLATES[0], DIRS=[tmp_path, *settings.TEMPLATES[0]["DIRS"]])]
 
     campaign = campaign_create(

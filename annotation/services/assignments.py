@@ -306,7 +306,10 @@ def assignment_model_rater_get(*, campaign: Campaign, worker: Worker, items: int
     "Judges"). Raise NotAllowed for a worker who is not a model rater.
     """
     if worker.provider != Worker.Provider.MODEL:
-        raise NotAllowed(f"Worker {worker.pk} is not a model rater (an LLM judge).")
+        raise NotAllowed(
+            gettext("Worker %(worker)s is not a model rater (an LLM judge).")
+            % {"worker": worker.pk}
+        )
     now = timezone.now()
     assignment, _ = Assignment.objects.get_or_create(
         campaign=campaign,
@@ -327,7 +330,10 @@ def assignment_model_rater_recount(*, assignment: Assignment) -> None:
     """Set a model rater's ``items_done`` to the items it judged (at most its target), as its
     judge's job finishes; a crowd assignment's count is the submission's, under its lock."""
     if assignment.worker.provider != Worker.Provider.MODEL:
-        raise NotAllowed(f"Assignment {assignment.pk} is not a model rater's.")
+        raise NotAllowed(
+            gettext("Assignment %(assignment)s is not a model rater's.")
+            % {"assignment": assignment.pk}
+        )
     items = assignment.judgments.values("item").distinct().count()
     Assignment.objects.filter(pk=assignment.pk).update(
         items_done=min(items, assignment.items_target)

@@ -277,9 +277,15 @@ def judgments_store_model(*, answers: Sequence[ModelAnswer]) -> None:
     """
     for answer in answers:
         if answer.assignment.worker.provider != Worker.Provider.MODEL:
-            raise NotAllowed(f"Assignment {answer.assignment.pk} is not a model rater's.")
+            raise NotAllowed(
+                gettext("Assignment %(assignment)s is not a model rater's.")
+                % {"assignment": answer.assignment.pk}
+            )
         if answer.item.campaign_id != answer.assignment.campaign_id:
-            raise NotFound(f"Item {answer.item.key!r} is not in its assignment's campaign.")
+            raise NotFound(
+                gettext("Item '%(item)s' is not in its assignment's campaign.")
+                % {"item": answer.item.key}
+            )
     Judgment.objects.bulk_create(
         [
             Judgment(

@@ -101,9 +101,11 @@ class StrictParser(Parser):
         return data
 
 
-def query_check(request: HttpRequest, schema: type[Schema]) -> None:
-    """Refuse query parameters ``schema`` does not name (ninja would ignore them)."""
-    unknown = sorted(set(request.GET) - set(schema.model_fields))
+def query_check(request: HttpRequest, schema: type[Schema] | frozenset[str]) -> None:
+    """Refuse query parameters ``schema`` (or the set of names) does not name (ninja would
+    ignore them)."""
+    names = schema if isinstance(schema, frozenset) else set(schema.model_fields)
+    unknown = sorted(set(request.GET) - names)
     if unknown:
         name = unknown[0][:64]
         raise ApiError(422, f"Unknown query parameter {name!r}.", field=name)

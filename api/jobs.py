@@ -11,7 +11,7 @@ from ninja import Path, Query, Router, Status
 
 from annotation.models import Campaign
 from api.access import campaign_of, user_of
-from api.errors import CLIENT_ERRORS, ApiError, ErrorOut
+from api.errors import CLIENT_ERRORS, ApiError, ErrorOut, query_check
 from api.schemas import FILE_PATTERN, SLUG_PATTERN, ExportIn, JobOut, ReportOut
 from dashboard import selectors, services
 from dashboard.models import Job
@@ -67,6 +67,7 @@ def report_start(
     ),
 ) -> Status[dict[str, Any]]:
     """Queue a report build; poll ``jobs/{id}``, then read ``reports/latest``."""
+    query_check(request, frozenset({"aggregate"}))
     campaign = campaign_of(request, slug)
     job = services.job_start(
         campaign=campaign,

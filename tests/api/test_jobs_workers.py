@@ -36,6 +36,8 @@ def test_a_report_job_combines_labels_as_asked(api, filled, monkeypatch) -> None
     assert seen == ["ds", "mace", "majority"]
     refused = api.post(f"/campaigns/{filled.slug}/reports?aggregate=vote")
     assert refused.status_code == 422 and error_of(refused)["field"]
+    unknown = api.post(f"/campaigns/{filled.slug}/reports?aggregate=ds&colour=blue")
+    assert unknown.status_code == 422 and error_of(unknown)["field"] == "colour"
     with pytest.raises(services.InvalidParameters, match="not 'vote'"):
         services.job_start(campaign=filled, kind=Job.Kind.REPORT, options={"aggregate": "vote"})
     assert not Job.objects.filter(options__aggregate="vote").exists()

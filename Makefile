@@ -53,7 +53,7 @@ lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
-	EVALSITE_TASKS_INLINE=1 $(VENV)/bin/mypy annotation modelhub evalsite evalstats dashboard api webhooks  # its Django plugin loads the settings
+	EVALSITE_TASKS_INLINE=1 $(VENV)/bin/mypy annotation chat judges workerpages modelhub evalsite evalstats dashboard api webhooks  # its Django plugin loads the settings
 
 migrate: install
 	$(PY) manage.py migrate --noinput

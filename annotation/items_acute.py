@@ -27,7 +27,7 @@ from annotation.protocols import registry
 from annotation.protocols.acute import AcuteProtocol
 from annotation.services import campaign_create, items_add
 
-# The speaker an interactive SSA chat's model speaks as (annotation/chat/bot.py).
+# The speaker an interactive SSA chat's model speaks as (chat/bot.py).
 BOT_SPEAKER = "bot"
 
 

@@ -1,6 +1,6 @@
 """Reads of a campaign's judgments: as one frame, in bounded chunks, and as the report reads them.
 
-The crowd's judgments leave out the LLM judges' (model raters, ``annotation.judges``) and,
+The crowd's judgments leave out the LLM judges' (model raters, ``judges``) and,
 unless asked, soft-blocked workers'; workers appear only by pseudonym. Exports stream the
 chunks (``campaign_judgments_chunks``) and reports read the compact frame
 (``campaign_report_judgments_frame``), so neither grows with the campaign in memory
@@ -40,7 +40,7 @@ JUDGMENT_COLUMNS = [
 
 
 def model_raters(campaign: Campaign) -> set[int]:
-    """Return the ids of the campaign's model raters (LLM judges, ``annotation.judges``), whose
+    """Return the ids of the campaign's model raters (LLM judges, ``judges``), whose
     judgments every crowd read leaves out: one query over the campaign's assignments."""
     return set(
         Assignment.objects.filter(

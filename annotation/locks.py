@@ -1,4 +1,4 @@
-"""Row locks of the core: one function per kind of row, and the order they are taken in.
+"""Row locks of the core: one function per kind of row, and the order every app takes them in.
 
 Every ``SELECT … FOR UPDATE`` of the core is one of these functions (tests/annotation/
 test_locks.py fails on any other); each returns the row (or rows) read fresh under the lock,
@@ -17,7 +17,8 @@ The order. A transaction that takes more than one of these takes them in this or
 5. a conversation: ``pair_lock`` (ED: a pair's messages and ends) or ``dialogue_lock``,
    ``seat_dialogue_lock`` (a bot chat's turns, labels and end);
 6. ``seat_lock``, ``seat_lock_first``: the lobby (campaign first), a seat's socket and
-   situation; under a pair or a dialogue seats are only UPDATEd, which locks them too;
+   situation; under a pair or a dialogue seats are only UPDATEd, which locks them too.
+   ``pair_lock`` and the seat locks are chat's rows, in ``chat.locks``;
 7. ``item_lock``, ``item_lock_in``, ``items_lock`` (several: always in primary-key order, as
    allocation's lease releases UPDATE them): a submission, a chat label, an import, the
    top-up;
@@ -64,17 +65,7 @@ from collections.abc import Iterable
 
 from django.db.models import Model, QuerySet
 
-from annotation.models import (
-    Assignment,
-    Campaign,
-    ChatPair,
-    ChatSeat,
-    Dialogue,
-    Item,
-    Lease,
-    Payment,
-    Worker,
-)
+from annotation.models import Assignment, Campaign, Dialogue, Item, Lease, Payment, Worker
 
 # Primary keys per locking statement (an IN list of parameters).
 _BATCH = 1000
@@ -106,11 +97,6 @@ def payment_lock_by_key(key: str) -> Payment | None:
     return Payment.objects.select_for_update().filter(idempotency_key=key).first()
 
 
-def pair_lock(pair: ChatPair | int) -> ChatPair:
-    """Lock an ED pair's row: everything in its conversations happens under it."""
-    return ChatPair.objects.select_for_update().get(pk=_pk(pair))
-
-
 def dialogue_lock(dialogue: Dialogue | int, *, with_campaign: bool = False) -> Dialogue:
     """Lock a dialogue's row (a bot chat's conversation) and return it fresh; with its
     campaign read in the same query when asked (the campaign is not locked)."""
@@ -118,32 +104,6 @@ def dialogue_lock(dialogue: Dialogue | int, *, with_campaign: bool = False) -> D
         query = Dialogue.objects.select_for_update(of=("self",)).select_related("campaign")
         return query.get(pk=_pk(dialogue))
     return Dialogue.objects.select_for_update().get(pk=_pk(dialogue))
-
-
-def seat_dialogue_lock(seat_id: int) -> ChatSeat | None:
-    """Return a bot chat's seat with its campaign, worker, assignment and dialogue in one
-    query, the dialogue's row locked (not the seat's); None if the seat has no dialogue."""
-    return (
-        ChatSeat.objects.select_related("campaign", "worker", "assignment", "dialogue")
-        .select_for_update(of=("dialogue",))
-        .filter(pk=seat_id, dialogue__isnull=False)  # an inner join: its row can be locked
-        .first()
-    )
-
-
-def seat_lock(seat: ChatSeat | int, *, with_campaign: bool = False) -> ChatSeat:
-    """Lock a chat seat's row and return it fresh; with its campaign read in the same query
-    when asked (the campaign is not locked)."""
-    if with_campaign:
-        query = ChatSeat.objects.select_for_update(of=("self",)).select_related("campaign")
-        return query.get(pk=_pk(seat))
-    return ChatSeat.objects.select_for_update().get(pk=_pk(seat))
-
-
-def seat_lock_first(seats: QuerySet[ChatSeat]) -> ChatSeat | None:
-    """Lock and return the first seat of ``seats`` (in their order; the lobby's partner),
-    or None if there is none. Waits for a seat another transaction holds."""
-    return seats.select_for_update().first()
 
 
 def item_lock(item: Item | int) -> Item:

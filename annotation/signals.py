@@ -17,3 +17,7 @@ worker_blocked = Signal()
 # Spending was recorded against a campaign's budget under its row lock: ``campaign``,
 # ``committed`` (before), ``extra`` (this spending).
 budget_spent = Signal()
+# The housekeeping task runs (every 5 minutes, before idle assignments are marked abandoned):
+# an app finishes what it holds open (chat: unrated and deserted chats) and returns
+# ``{name: count}`` for the task's result.
+housekeeping = Signal()

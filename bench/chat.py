@@ -271,10 +271,10 @@ def _campaign(delay: float, server) -> str:  # type: ignore[no-untyped-def]
 
 
 def _seat_path(slug: str, worker: str) -> str:
-    from annotation.chat.seats import chat_arrive
     from annotation.models import Campaign
     from annotation.providers import Arrival
     from annotation.services import assignment_token
+    from chat.seats import chat_arrive
 
     campaign = Campaign.objects.get(slug=slug)
     visit = chat_arrive(campaign=campaign, arrival=Arrival(provider="local", worker_id=worker))

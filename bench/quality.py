@@ -11,7 +11,7 @@ it), fast-random (ignores the item, 1.3 s) and fast-biased ("yes" 9 times in 10,
 
 Prints, per size, the share of good, fast-good and noisy workers blocked and, per spammer
 kind, the share of studies in which the spammer passed. The "demo" size is the demo's SSA
-study (``annotation/demo``): 120 items, 5 simulated judgments each, 10 gold items at a
+study (``evalsite/demo``): 120 items, 5 simulated judgments each, 10 gold items at a
 gold rate of 0.25, 8 good (one of them fast), 3 noisy and 1 spammer; the rule's settings
 are the demo's (``gold_min_accuracy`` 0.7, ``gold_min_answered`` 6).
 

@@ -130,7 +130,7 @@ def item_previewable(campaign: Campaign) -> bool:
 
 def item_preview_context(campaign: Campaign, item: Item) -> dict[str, Any]:
     """Return the worker task page's context for ``item`` in preview: the answers disabled,
-    no token, no submission (``templates/annotation/task.html``, as ``annotation.views``
+    no token, no submission (``templates/annotation/task.html``, as ``workerpages.views``
     renders a preview)."""
     protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)

@@ -1,5 +1,5 @@
 """The judges page's reads and its report job: LLM judges' runs on a campaign and their
-agreement with the crowd (``annotation.judges``: ``judge_start`` runs, ``judge_jobs`` lists
+agreement with the crowd (``judges``: ``judge_start`` runs, ``judge_jobs`` lists
 them, ``campaign_judge_report`` compares them with the crowd). The report is built by a
 dashboard job of kind ``judges`` (``dashboard.services.job_run``), like the crowd's report.
 """
@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.judges.selectors import campaign_judge_report, judge_jobs
-from annotation.judges.services import LABEL_PREFIX
 from annotation.models import Campaign
 from dashboard.models import Job
 from evalstats.reports import figures_index, report_write
+from judges.selectors import campaign_judge_report, judge_jobs
+from judges.services import LABEL_PREFIX
 from modelhub.models import GenerationJob
 
 JUDGE_BOOT = 500  # resamples of the report's intervals (the command's default: 1000)

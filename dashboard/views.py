@@ -20,8 +20,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.campaign_settings import BONUS
 from annotation.exceptions import AnnotationError, InvalidParameters
-from annotation.judges.services import MODES as JUDGE_MODES
-from annotation.judges.services import judge_start
 from annotation.models import Campaign
 from annotation.payments import worker_links
 from annotation.selectors import training_summary
@@ -30,6 +28,8 @@ from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.models import Job
 from dashboard.spot_checks import spot_checks
 from evalstats.aggregation import AGGREGATE_NAMES
+from judges.services import MODES as JUDGE_MODES
+from judges.services import judge_start
 from modelhub.models import ModelEndpoint
 
 

@@ -19,7 +19,7 @@ django_application = get_asgi_application()  # sets Django up before the routes 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from annotation.routing import websocket_urlpatterns  # noqa: E402
+from chat.routing import websocket_urlpatterns  # noqa: E402
 from evalsite.observability import asgi_wrap  # noqa: E402
 
 application = asgi_wrap(

@@ -29,12 +29,12 @@ app.conf.update(
     task_routes={
         "modelhub.tasks.*": {"queue": "inference"},
         # A live chat's bot turn (docs/chat.md): a model call, pushed back over the channel layer.
-        "annotation.tasks.chat_bot_turn": {"queue": "inference"},
+        "chat.tasks.chat_bot_turn": {"queue": "inference"},
     },
     # Nobody reads a bot turn's result (it is in the database and pushed over the channel
     # layer): with a result backend, .delay() would also subscribe to the result in the web
     # process and the worker would write it, on every turn.
-    task_annotations={"annotation.tasks.chat_bot_turn": {"ignore_result": True}},
+    task_annotations={"chat.tasks.chat_bot_turn": {"ignore_result": True}},
     broker_connection_retry_on_startup=True,
     beat_schedule={
         "assignments-housekeeping": {

@@ -96,7 +96,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "annotation",
+    "chat",  # live chats on websockets (docs/chat.md)
+    "judges",  # LLM judges as model raters (docs/modelhub.md, "LLM judges")
     "modelhub",
+    "workerpages",  # the worker's pages (task, consent, training, chat, end)
     "dashboard",
     "api",
     "webhooks",  # researchers' URLs told about campaign events (docs/api.md, "Webhooks")
@@ -265,8 +268,8 @@ CHANNEL_POOL_TIMEOUT = read_float("EVALSITE_CHANNEL_POOL_TIMEOUT", 5.0, low=0.1,
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            # channels-redis, kept alive through a Redis outage (annotation/chat/layer.py).
-            "BACKEND": "annotation.chat.layer.ChatRedisChannelLayer",
+            # channels-redis, kept alive through a Redis outage (chat/layer.py).
+            "BACKEND": "chat.layer.ChatRedisChannelLayer",
             # redis-py's default socket timeout (5 s) equals channels-redis's blocking-read
             # timeout (5 s): an idle consumer's read would then fail with a TimeoutError and
             # kill the socket. The read must outlast the blocking pop. A connection attempt

@@ -10,7 +10,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 # A server error on a worker page keeps the page's frame policy (providers show it in a frame).
-handler500 = "annotation.views.server_error"
+handler500 = "workerpages.views.server_error"
 
 urlpatterns = [
     # Browsers ask every site for /favicon.ico (the admin's pages too): answer, not 404.
@@ -21,5 +21,5 @@ urlpatterns = [
     path("dashboard/", include("webhooks.urls")),
     path("dashboard/", include("api.page_urls")),
     path("api/v1/", include("api.urls")),
-    path("", include("annotation.urls")),
+    path("", include("workerpages.urls")),
 ]

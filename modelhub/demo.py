@@ -20,7 +20,7 @@ from modelhub.services import endpoint_register
 logger = logging.getLogger(__name__)
 # 300 steps of 8 dialogues, seconds on one thread: the loss falls from about 6.7 to about 0.2
 # and the replies are English-ish, varied and poor, as the demo's truth assumes
-# (annotation/demo, QUALITY). At 200 steps 7% of its sampled chat turns were empty (the
+# (evalsite/demo, QUALITY). At 200 steps 7% of its sampled chat turns were empty (the
 # turn fails; the worker asks again), at 300 steps 1%.
 TINY_MODEL_STEPS = 300
 
@@ -84,7 +84,7 @@ def demo_endpoints_register(
     return endpoints
 
 
-# The demo's streaming chat bot (annotation/demo/chat.py): registered with the tiny GPT-2.
+# The demo's streaming chat bot (evalsite/demo/chat.py): registered with the tiny GPT-2.
 STREAMING_BOT = "tiny-gpt2-chat"
 
 

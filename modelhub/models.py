@@ -75,7 +75,7 @@ class GenerationJob(models.Model):
 
     class Kind(models.TextChoices):
         GENERATION = "generation"  # store the endpoint's response to each example
-        JUDGE = "judge"  # an LLM judge rates a campaign's items (annotation.judges)
+        JUDGE = "judge"  # an LLM judge rates a campaign's items (judges)
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -73,7 +73,7 @@ def test_an_overloaded_answer_form_gets_a_page_that_sends_the_same_answers_again
     page = client.get(task_url(campaign, "w1")).content.decode()
     sent = {"token": hidden(page, "token"), "item": hidden(page, "item"), **ANSWERS}
     with monkeypatch.context() as patch:
-        patch.setattr("annotation.views.judgment_submit", busy)
+        patch.setattr("workerpages.views.judgment_submit", busy)
         response = client.post(submit_url(campaign, "w1"), sent)
     assert response.status_code == 503
     assert response["Retry-After"] == str(settings.RETRY_AFTER_SECONDS)
@@ -91,7 +91,7 @@ def test_an_overloaded_answer_form_gets_a_page_that_sends_the_same_answers_again
 def test_an_overloaded_json_client_gets_json_with_retry_after(client, campaign, monkeypatch):
     page = client.get(task_url(campaign, "w1")).content.decode()
     body = {"token": hidden(page, "token"), "item": hidden(page, "item"), "answers": ANSWERS}
-    monkeypatch.setattr("annotation.views.judgment_submit", busy)
+    monkeypatch.setattr("workerpages.views.judgment_submit", busy)
     response = client.post(submit_url(campaign, "w1"), body, content_type="application/json")
     assert response.status_code == 503
     assert response["Retry-After"] == str(settings.RETRY_AFTER_SECONDS)
@@ -104,7 +104,7 @@ def test_an_overloaded_json_client_gets_json_with_retry_after(client, campaign, 
 
 
 def test_an_overloaded_task_page_reloads_itself_and_resends_nothing(client, campaign, monkeypatch):
-    monkeypatch.setattr("annotation.views.worker_visit", busy)
+    monkeypatch.setattr("workerpages.views.worker_visit", busy)
     response = client.get(task_url(campaign, "w1"))
     assert response.status_code == 503 and response["Retry-After"]
     page = response.content.decode()
@@ -142,7 +142,7 @@ def test_other_errors_stay_500(client, campaign, monkeypatch):
     def bug(*args, **kwargs):
         raise ValueError("a bug, not overload")
 
-    monkeypatch.setattr("annotation.views.worker_visit", bug)
+    monkeypatch.setattr("workerpages.views.worker_visit", bug)
     response = Client(raise_request_exception=False).get(task_url(campaign, "w1"))
     assert response.status_code == 500 and "Retry-After" not in response
 

@@ -73,7 +73,7 @@ def test_environment_selects_postgresql_a_broker_and_redis_channels():
     ) == {
         "db": "django.db.backends.postgresql",
         "eager": False,
-        "layer": "annotation.chat.layer.ChatRedisChannelLayer",
+        "layer": "chat.layer.ChatRedisChannelLayer",
     }
 
 

@@ -12,7 +12,6 @@ from annotation.models.campaigns import (
     protocol_choices,
     pseudonym_new,
 )
-from annotation.models.chats import ChatPair, ChatSeat
 from annotation.models.dialogues import Dataset, Dialogue, Situation, Utterance
 from annotation.models.payments import AuditLog, Hit, Payment, Publication, WorkerBlock
 from annotation.models.tallies import CampaignTally
@@ -29,8 +28,6 @@ __all__ = [
     "Campaign",
     "CampaignTally",
     "Consent",
-    "ChatPair",
-    "ChatSeat",
     "Dataset",
     "Dialogue",
     "Hit",

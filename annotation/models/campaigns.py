@@ -321,7 +321,7 @@ class Worker(models.Model):
         MTURK = "mturk", "Amazon Mechanical Turk"
         PROLIFIC = "prolific", "Prolific"
         SIMULATED = "simulated", "Simulated"
-        # An LLM judge (annotation/judges): a model rater, kept apart from the crowd.
+        # An LLM judge (judges): a model rater, kept apart from the crowd.
         MODEL = "model", "Model (LLM judge)"
 
     provider = models.CharField(max_length=16, choices=Provider.choices)

@@ -316,7 +316,7 @@ def label_simulated(
 
 
 class Judged(Protocol):
-    """Capability: an LLM judge can answer this protocol's items (``annotation.judges``).
+    """Capability: an LLM judge can answer this protocol's items (``judges``).
 
     ``judge_prompt`` is the protocol's part of the default template, after the common head
     that shows the workers' instructions and the item (``judges.prompts``); it must show
@@ -366,13 +366,13 @@ PLANNER_POOL = 20
 
 
 class LiveChat(Protocol):
-    """Capability: the study is a live chat on websockets (``annotation.chat``); its items and
+    """Capability: the study is a live chat on websockets (``chat``); its items and
     dialogues are made while workers chat, so a campaign goes live without items, and
     ``max_items_per_worker`` counts conversations.
 
     ``chat_mode`` names how the chat runs: ``"pair"`` — two workers talk, each in turn
-    (``annotation.chat.empathetic``); ``"bot"`` — one worker talks with a model and labels
-    its turns (``annotation.chat.bot``). ``seats_needed`` is how many conversations one
+    (``chat.empathetic``); ``"bot"`` — one worker talks with a model and labels
+    its turns (``chat.bot``). ``seats_needed`` is how many conversations one
     arrival starts (ED: two rounds, roles swapped).
     """
 

@@ -17,6 +17,7 @@ from annotation.services.assignments import (
     assignment_start,
     assignment_token,
     assignment_touch,
+    assignment_work_kind_add,
     assignments_abandon_stale,
 )
 from annotation.services.audit import audit_add
@@ -62,6 +63,7 @@ __all__ = [
     "assignment_authorise",
     "assignment_from_token",
     "assignment_has_work",
+    "assignment_work_kind_add",
     "assignment_of_arrival",
     "assignment_set_status",
     "assignment_start",

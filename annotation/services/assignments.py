@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -17,7 +18,7 @@ from annotation import signals
 from annotation.allocation import leases_release
 from annotation.exceptions import Conflict, NotAllowed, TooMany
 from annotation.locks import assignment_lock_closing, assignment_lock_open
-from annotation.models import Assignment, Campaign, ChatSeat, Lease, Worker
+from annotation.models import Assignment, Campaign, Lease, Worker
 from annotation.providers import PROVIDER_NAMES, Arrival, provider_get
 
 _TOKEN_SALT = "annotation.assignment"
@@ -261,13 +262,23 @@ def assignment_complete(*, assignment: Assignment, now: datetime | None = None) 
     return assignment
 
 
+# Work kinds besides judgments that an assignment can hold, each a test "is there paid work of
+# this kind?", added by the apps above the core in their AppConfig.ready (chat: a seat that
+# ended in a paid way). The core never imports them (docs/architecture.md, "Layers").
+_WORK_KINDS: list[Callable[[Assignment], bool]] = []
+
+
+def assignment_work_kind_add(has_work: Callable[[Assignment], bool]) -> None:
+    """Count ``has_work(assignment)`` as work to pay for (idempotent per function)."""
+    if has_work not in _WORK_KINDS:
+        _WORK_KINDS.append(has_work)
+
+
 def assignment_has_work(assignment: Assignment) -> bool:
-    """Tell whether the assignment holds work to pay for: judgments, or a live chat that
-    ended in a paid way (finished, partner left, released from the lobby, bot failed)."""
-    return (
-        assignment.judgments.exists()
-        or ChatSeat.objects.filter(assignment=assignment, stage__in=ChatSeat.PAID_STAGES).exists()
-    )
+    """Tell whether the assignment holds work to pay for: judgments, or work of a kind an app
+    added (a live chat that ended in a paid way: finished, partner left, released from the
+    lobby, bot failed)."""
+    return assignment.judgments.exists() or any(has(assignment) for has in _WORK_KINDS)
 
 
 def assignments_abandon_stale(

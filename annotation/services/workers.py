@@ -25,7 +25,6 @@ from annotation.models import (
     Assignment,
     AuditLog,
     Campaign,
-    ChatSeat,
     Dialogue,
     Item,
     Judgment,
@@ -169,8 +168,10 @@ def _answers_scrub(worker: Worker) -> int:
                 .exclude(value=WITHDRAWN)
                 .update(value=WITHDRAWN)
             )
-    seats = ChatSeat.objects.filter(worker=worker, dialogue__isnull=False)
-    for dialogue in Dialogue.objects.filter(pk__in=seats.values("dialogue")).order_by("pk"):
+    # A bot chat's closing ratings are in its dialogue; its seats (chat's rows, reached by
+    # their relation's name, never imported) say whose.
+    rated = Dialogue.objects.filter(seats__worker=worker).distinct()
+    for dialogue in rated.order_by("pk"):
         ratings = dialogue.metadata.get("ratings")
         if isinstance(ratings, dict) and ratings.get("comment") not in (None, "", WITHDRAWN):
             dialogue.metadata = {**dialogue.metadata, "ratings": {**ratings, "comment": WITHDRAWN}}

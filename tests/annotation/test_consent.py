@@ -6,11 +6,12 @@ import pytest
 from django.urls import reverse
 
 from annotation.exceptions import InvalidParameters
-from annotation.models import Assignment, ChatSeat, Consent, Lease, Worker
+from annotation.models import Assignment, Consent, Lease, Worker
 from annotation.providers.local import link_key
 from annotation.services import campaign_create, campaign_settings_update
 from annotation.study_pages import markdown_safe
-from tests.annotation.chat.helpers import ed_campaign
+from chat.models import ChatSeat
+from tests.chat.helpers import ed_campaign
 from tests.factories import CampaignFactory, ItemFactory
 
 CONSENT = "I understand that **my answers are stored** anonymously."

@@ -48,7 +48,7 @@ def test_demo_without_server_fills_the_campaigns_leaves_room_and_builds_dashboar
     assert set(campaign.items.values_list("claims", flat=True)) == {3}
     assert crowd.count() >= items * 3 * 3
     crowd_before = crowd.count()
-    # and the demo's LLM judge (annotation/demo/judge.py) answered apart, one rater
+    # and the demo's LLM judge (evalsite/demo/judge.py) answered apart, one rater
     judged = Judgment.objects.filter(item__campaign=campaign, worker__provider="model")
     assert judged.count() == items * 3
     assert (tmp_path / "demo-likert_judges_agreement.csv").exists()

@@ -16,7 +16,6 @@ from django.utils.html import escape
 from matplotlib.image import AxesImage
 from matplotlib.text import Text
 
-from annotation.judges.report import judge_report
 from annotation.protocols import registry
 from annotation.simulation import crowd_make, crowd_run
 from dashboard import services
@@ -25,6 +24,7 @@ from evalstats import figures
 from evalstats.figures import contrast_ratio, error_bars, figure_write, text_colour
 from evalstats.options import report_options_set
 from evalstats.reports import report_write
+from judges.report import judge_report
 from tests.factories import CampaignFactory, ItemFactory
 
 SEED = 7

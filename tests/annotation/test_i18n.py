@@ -19,8 +19,8 @@ from annotation.exceptions import InvalidParameters
 from annotation.protocols import registry
 from annotation.services import campaign_create, campaign_settings_update, training_items_add
 from evalsite.translations import catalogs_compile
-from tests.annotation.chat.helpers import Client, ed_campaign, ws_path
 from tests.annotation.test_training import TRAINING, ssa_payload
+from tests.chat.helpers import Client, ed_campaign, ws_path
 from tests.factories import CampaignFactory, ItemFactory
 
 ROOT = Path(settings.BASE_DIR)
@@ -255,12 +255,12 @@ def _worker_sources() -> set[str]:
     sources |= {str(p.relative_to(ROOT)) for p in protocols.glob("*/__init__.py")}
     sources |= {str(p.relative_to(ROOT)) for p in protocols.glob("*/*.html")}
     return sources | {
-        "annotation/views.py",
-        "annotation/worker_pages.py",
-        "annotation/training_views.py",
-        "annotation/chat_views.py",
+        "workerpages/views.py",
+        "workerpages/helpers.py",
+        "workerpages/training.py",
+        "workerpages/chat.py",
         "annotation/study_pages.py",
-        "annotation/chat/seats.py",
+        "chat/seats.py",
         "annotation/providers/base.py",
         "annotation/providers/local.py",
         "annotation/providers/prolific.py",

@@ -16,12 +16,13 @@ from django.core.management import call_command
 from django.test import override_settings
 from django.urls import reverse
 
-from annotation.chat.seats import chat_arrive
-from annotation.models import Assignment, ChatSeat, Judgment, Worker
+from annotation.models import Assignment, Judgment, Worker
 from annotation.payments import worker_links
 from annotation.providers import Arrival
 from annotation.services import assignment_token, campaign_create, campaign_set_status
-from tests.annotation.chat.helpers import Client, ed_campaign
+from chat.models import ChatSeat
+from chat.seats import chat_arrive
+from tests.chat.helpers import Client, ed_campaign
 from tests.factories import CampaignFactory, ItemFactory, likert_payload
 
 ANSWERS = {"empathy": "4", "relevance": "3", "fluency": "5"}

@@ -13,26 +13,18 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from annotation import locks
-from annotation.models import (
-    Assignment,
-    Campaign,
-    ChatPair,
-    ChatSeat,
-    Dialogue,
-    Item,
-    Lease,
-    Payment,
-    Worker,
-)
+from annotation.models import Assignment, Campaign, Dialogue, Item, Lease, Payment, Worker
 from annotation.services import assignment_set_status
+from chat import locks as chat_locks
+from chat.models import ChatPair, ChatSeat
 from tests.factories import AssignmentFactory, CampaignFactory, ItemFactory, WorkerFactory
+from tests.test_layers import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("annotation", "modelhub", "dashboard", "api", "webhooks")
 
 # Where a row may be locked: every function of a locks module, and the one-row lock of an app
 # too small for a locks module, in the module that writes that row.
-LOCK_MODULES = {"annotation/locks.py", "webhooks/locks.py"}
+LOCK_MODULES = {"annotation/locks.py", "chat/locks.py", "webhooks/locks.py"}
 LOCK_FUNCTIONS = {
     ("modelhub/jobs.py", "endpoint_lock"),
     ("dashboard/drafts/store.py", "draft_locked"),
@@ -63,7 +55,7 @@ def _locking_sites() -> list[tuple[str, str, int]]:
     """Return (module, innermost enclosing function, line) of every ``select_for_update`` in
     the apps."""
     found = []
-    for app in APPS:
+    for app in PACKAGES:
         for path in sorted((ROOT / app).rglob("*.py")):
             module = path.relative_to(ROOT).as_posix()
             sites = _Sites()
@@ -83,12 +75,12 @@ def test_every_row_lock_is_a_named_lock_function():
     assert stray == [], "lock rows through annotation.locks (or the app's lock function)"
 
 
-def test_the_order_names_every_lock_function_of_the_core():
-    tree = ast.parse((ROOT / "annotation/locks.py").read_text())
-    doc = ast.get_docstring(tree) or ""
+def test_the_order_names_every_lock_function_of_the_core_and_of_chat():
+    doc = ast.get_docstring(ast.parse((ROOT / "annotation/locks.py").read_text())) or ""
     public = [
         node.name
-        for node in tree.body
+        for module in ("annotation/locks.py", "chat/locks.py")
+        for node in ast.parse((ROOT / module).read_text()).body
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
     ]
     assert len(public) >= 10
@@ -171,11 +163,11 @@ CASES = {
         "campaign",
     ),
     "payment_lock_by_key": (lambda r: locks.payment_lock_by_key("key-1"), "payment"),
-    "pair_lock": (lambda r: locks.pair_lock(r["pair"]), "pair"),
+    "pair_lock": (lambda r: chat_locks.pair_lock(r["pair"]), "pair"),
     "dialogue_lock": (lambda r: locks.dialogue_lock(r["dialogue"], with_campaign=True), "dialogue"),
-    "seat_dialogue_lock": (lambda r: locks.seat_dialogue_lock(r["seat"].pk), "dialogue"),
-    "seat_lock": (lambda r: locks.seat_lock(r["seat"], with_campaign=True), "seat"),
-    "seat_lock_first": (lambda r: locks.seat_lock_first(ChatSeat.objects.all()), "seat"),
+    "seat_dialogue_lock": (lambda r: chat_locks.seat_dialogue_lock(r["seat"].pk), "dialogue"),
+    "seat_lock": (lambda r: chat_locks.seat_lock(r["seat"], with_campaign=True), "seat"),
+    "seat_lock_first": (lambda r: chat_locks.seat_lock_first(ChatSeat.objects.all()), "seat"),
     "item_lock": (lambda r: locks.item_lock(r["item"]), "item"),
     "item_lock_in": (lambda r: locks.item_lock_in(r["campaign"], r["item"].pk), "item"),
     "items_lock": (lambda r: locks.items_lock([r["other"].pk, r["item"].pk]), "item"),
@@ -221,11 +213,11 @@ def test_a_lock_holds_its_row_until_the_transaction_ends(name):
 def test_a_seat_or_dialogue_lock_leaves_the_rows_read_with_it_unlocked():
     rows = _rows()
     with transaction.atomic():
-        locks.seat_lock(rows["seat"], with_campaign=True)
+        chat_locks.seat_lock(rows["seat"], with_campaign=True)
         locks.dialogue_lock(rows["dialogue"], with_campaign=True)
         assert not _held(Campaign, rows["campaign"].pk)
     with transaction.atomic():
-        locks.seat_dialogue_lock(rows["seat"].pk)
+        chat_locks.seat_dialogue_lock(rows["seat"].pk)
         assert _held(Dialogue, rows["dialogue"].pk)
         assert not _held(ChatSeat, rows["seat"].pk)
 

@@ -10,11 +10,11 @@ import secrets
 import pytest
 
 from annotation import allocation
-from annotation.demo import STUDIES, demo_contexts, demo_dialogues, study_create
 from annotation.models import Participation
 from annotation.quality import worker_quality
 from annotation.selectors import campaign_progress
 from annotation.simulation import crowd_make, crowd_run
+from evalsite.demo import STUDIES, demo_contexts, demo_dialogues, study_create
 from modelhub.demo import demo_endpoints_register
 
 

@@ -202,7 +202,7 @@ def test_the_frame_limiter_refuses_a_burst_then_refills_at_its_rate():
 
 @pytest.mark.django_db(transaction=True)
 def test_a_chat_socket_sending_too_fast_gets_rate_limited_error_frames(settings):
-    from tests.annotation.chat.helpers import Client, ed_campaign, ws_path
+    from tests.chat.helpers import Client, ed_campaign, ws_path
 
     settings.CHAT_FRAMES_PER_SECOND, settings.CHAT_FRAME_BURST = 1, 3
     path = ws_path(ed_campaign(), "fast")

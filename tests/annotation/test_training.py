@@ -27,7 +27,7 @@ from annotation.providers import Arrival
 from annotation.selectors import training_summary
 from annotation.services import training_answer, training_items_add
 from annotation.study_pages import study_clean
-from tests.annotation.chat.helpers import ed_campaign
+from tests.chat.helpers import ed_campaign
 from tests.concurrency import at_once
 from tests.factories import CampaignFactory, ItemFactory
 

@@ -9,8 +9,8 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from annotation.models import Assignment, Judgment
-from annotation.views import server_error
 from tests.factories import CampaignFactory, ItemFactory, likert_payload
+from workerpages.views import server_error
 
 ANSWERS = {"empathy": "4", "relevance": "3", "fluency": "5"}
 MTURK = {
@@ -271,7 +271,7 @@ def test_a_server_error_on_a_worker_page_can_still_be_shown_in_the_provider_s_fr
     def broken(**kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("annotation.views.worker_visit", broken)
+    monkeypatch.setattr("workerpages.views.worker_visit", broken)
     client.raise_request_exception = False
     page = client.get(task_url(campaign, workerId="w1"))
     assert page.status_code == 500

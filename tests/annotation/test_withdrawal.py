@@ -17,7 +17,6 @@ from annotation.judgment_reads import campaign_judgments_frame
 from annotation.models import (
     AuditLog,
     Campaign,
-    ChatSeat,
     Dialogue,
     Item,
     Judgment,
@@ -35,6 +34,7 @@ from annotation.services import (
     judgment_submit,
     worker_forget,
 )
+from chat.models import ChatSeat
 from tests.factories import (
     AssignmentFactory,
     CampaignFactory,

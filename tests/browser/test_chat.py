@@ -8,8 +8,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import ChatSeat, Dialogue, Item, Judgment, Utterance
+from annotation.models import Dialogue, Item, Judgment, Utterance
 from annotation.services import campaign_create, campaign_set_status
+from chat.models import ChatSeat
 from modelhub.services import endpoint_register
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
 from tests.browser.axe import assert_accessible

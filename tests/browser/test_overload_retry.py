@@ -3,10 +3,10 @@
 import pytest
 from django.db import OperationalError
 
-from annotation import views
 from annotation.models import Judgment
 from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory
+from workerpages import views
 
 pytestmark = pytest.mark.browser
 

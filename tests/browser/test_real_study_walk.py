@@ -23,9 +23,10 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, Page
 
-from annotation.models import Assignment, Campaign, ChatSeat, Consent, Judgment, Worker
+from annotation.models import Assignment, Campaign, Consent, Judgment, Worker
 from annotation.providers.local import link_key
 from annotation.services import campaign_create, campaign_set_status
+from chat.models import ChatSeat
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

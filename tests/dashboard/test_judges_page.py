@@ -9,8 +9,8 @@ from annotation.models import Campaign, Judgment, Worker
 from dashboard import services
 from dashboard.models import Job
 from modelhub.services import endpoint_register
-from tests.annotation.judges.conftest import campaign_make, good_policy, likert_items
-from tests.annotation.judges.fake_judge import FakeJudge
+from tests.judges.conftest import campaign_make, good_policy, likert_items
+from tests.judges.fake_judge import FakeJudge
 
 pytestmark = pytest.mark.django_db
 

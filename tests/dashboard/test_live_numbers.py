@@ -113,12 +113,12 @@ def test_a_large_campaigns_item_count_is_cached_briefly_and_a_small_ones_is_exac
 def test_interactive_ssa_labels_count_in_the_live_numbers(researcher) -> None:
     import random
 
-    from annotation.chat import bot
-    from annotation.chat.seats import chat_arrive
     from annotation.protocols import registry
     from annotation.providers import Arrival
+    from chat import bot
+    from chat.seats import chat_arrive
     from modelhub.services import endpoint_register
-    from tests.annotation.chat.helpers import ssa_campaign
+    from tests.chat.helpers import ssa_campaign
 
     endpoint_register(name="generic-bot", backend="generic_bot")
     campaign = ssa_campaign(models=["generic-bot"])

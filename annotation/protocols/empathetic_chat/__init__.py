@@ -4,7 +4,7 @@ Stage 1: the worker picks one of 3 emotion labels (out of 32, offered by the bal
 and writes a 1–3 sentence situation in which they felt it. Stage 2: the lobby pairs two
 workers, who hold two conversations of 4–8 utterances, the Speaker opening about their own
 situation and the Listener answering, then the roles swapped. Neither sees the other's label
-or situation. The chat itself (websocket frames, the lobby, storage) is ``annotation.chat``;
+or situation. The chat itself (websocket frames, the lobby, storage) is ``chat``;
 this module holds the parameters, the checks of what workers write, the balancing rule and
 the report.
 """

@@ -13,7 +13,13 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.datasets.records import DatasetError
-from annotation.demo import (
+from annotation.exceptions import AnnotationError
+from annotation.models import Campaign
+from annotation.selectors import campaign_report
+from dashboard.models import Job
+from dashboard.selectors import campaign_row, report_judgments
+from dashboard.services import job_start
+from evalsite.demo import (
     STUDIES,
     DemoStudy,
     crowd_fill,
@@ -21,15 +27,9 @@ from annotation.demo import (
     demo_dialogues,
     study_create,
 )
-from annotation.demo.acute import acute_study_run
-from annotation.demo.chat import SSA_CHAT, chat_studies_create, ssa_chats_simulate
-from annotation.demo.judge import judges_demo
-from annotation.exceptions import AnnotationError
-from annotation.models import Campaign
-from annotation.selectors import campaign_report
-from dashboard.models import Job
-from dashboard.selectors import campaign_row, report_judgments
-from dashboard.services import job_start
+from evalsite.demo.acute import acute_study_run
+from evalsite.demo.chat import SSA_CHAT, chat_studies_create, ssa_chats_simulate
+from evalsite.demo.judge import judges_demo
 from evalstats.reports import report_text, report_write
 from modelhub.demo import STREAMING_BOT, demo_endpoints_register
 
@@ -82,7 +82,7 @@ class Command(BaseCommand):
             for path in report_write(report, out, stem=study.protocol):
                 self.stdout.write(f"wrote {path}")
         judges_demo(campaigns=[c for _, c in campaigns], out=out, write=self.stdout.write)
-        chats = chat_studies_create()  # live chats: annotation/demo/chat.py, docs/chat.md
+        chats = chat_studies_create()  # live chats: evalsite/demo/chat.py, docs/chat.md
         for campaign in chats:
             if campaign.slug == SSA_CHAT:
                 self.stdout.write("Simulated workers chatting with the demo bots …")

@@ -6,10 +6,10 @@ from io import StringIO
 import pandas as pd
 import pytest
 
-from annotation.demo import demo_dialogues
-from annotation.demo.acute import ACUTE, acute_study_run
-from annotation.demo.chat import SSA_CHAT, SSA_CHAT_MODELS, chat_studies_create, ssa_chats_simulate
 from annotation.models import Campaign, Item, Judgment, Participation
+from evalsite.demo import demo_dialogues
+from evalsite.demo.acute import ACUTE, acute_study_run
+from evalsite.demo.chat import SSA_CHAT, SSA_CHAT_MODELS, chat_studies_create, ssa_chats_simulate
 from modelhub.demo import demo_endpoints_register
 
 

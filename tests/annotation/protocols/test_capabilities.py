@@ -56,7 +56,7 @@ def test_the_core_interface_holds_no_optional_method():
 
 
 def test_chat_modes_are_the_ones_chat_handles():
-    from annotation.chat import HANDLERS
+    from chat.modes import HANDLERS
 
     modes = {p.chat_mode for p in registry.all() if isinstance(p, LiveChat)}
     assert modes == set(HANDLERS) == {"pair", "bot"}

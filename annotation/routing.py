@@ -1,9 +1,0 @@
-"""Websocket routes (evalsite/asgi.py mounts them)."""
-
-from django.urls import path
-
-from annotation.consumers import ChatConsumer
-
-websocket_urlpatterns = [
-    path("ws/chat/<slug:slug>/", ChatConsumer.as_asgi()),
-]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class WorkerPagesConfig(AppConfig):
+    name = "workerpages"
+    verbose_name = "Worker pages"

@@ -21,7 +21,6 @@ from django.utils.html import format_html
 
 from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
 from annotation.datasets.selectors import deidentification_replacements
-from annotation.exceptions import AnnotationError
 from annotation.models import (
     Assignment,
     AuditLog,
@@ -29,21 +28,23 @@ from annotation.models import (
     Consent,
     Dataset,
     Dialogue,
-    Hit,
     Item,
     Judgment,
     Lease,
     Participation,
-    Payment,
-    Publication,
     Situation,
     Utterance,
     Worker,
     WorkerBlock,
 )
-from annotation.payments import campaign_budget_check, campaign_budget_set
 from annotation.quality import worker_unblock
-from annotation.services import campaign_create, campaign_set_status, campaign_settings_update
+from annotation.services import (
+    campaign_budget_check,
+    campaign_budget_set,
+    campaign_create,
+    campaign_set_status,
+    campaign_settings_update,
+)
 from annotation.services.campaigns import (
     campaign_create_check,
     campaign_details_check,
@@ -53,6 +54,7 @@ from annotation.services.campaigns import (
 )
 from annotation.services.items import ItemRow, items_add, items_clean
 from annotation.study_pages import STUDY_FIELDS
+from evalsite.errors import AnnotationError
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -223,7 +225,7 @@ def _create_arguments(
 class CampaignAdmin(ServiceAdmin):
     """Campaigns are created by ``campaign_create`` (empty work settings: the protocol's
     defaults) and change through ``campaign_settings_update``, ``campaign_details_update``
-    and, for the budget, the ledger's ``campaign_budget_set`` (never below what is
+    and, for the budget, the core's ``campaign_budget_set`` (never below what is
     committed). Status changes only through the lifecycle's actions
     (``campaign_set_status``); the protocol and slug never change once created; once out of
     the draft stage only quality control and the budget may change."""
@@ -427,25 +429,6 @@ class JudgmentAdmin(ReadOnlyAdmin):
     list_filter = ["question", "item__campaign"]
     search_fields = ["worker__pseudonym", "item__key"]
     raw_id_fields = ["item", "worker", "assignment"]
-
-
-@admin.register(Publication)
-class PublicationAdmin(ReadOnlyAdmin):
-    list_display = ["campaign", "provider", "status", "sandbox", "external_id", "reserved"]
-    list_filter = ["provider", "status", "sandbox"]
-
-
-@admin.register(Hit)
-class HitAdmin(ReadOnlyAdmin):
-    list_display = ["external_id", "publication", "max_assignments", "reward", "label", "status"]
-    search_fields = ["external_id"]
-
-
-@admin.register(Payment)
-class PaymentAdmin(ReadOnlyAdmin):
-    list_display = ["created_at", "campaign", "worker", "kind", "amount", "fee", "status"]
-    list_filter = ["kind", "status", "provider", "campaign"]
-    search_fields = ["worker__pseudonym", "idempotency_key", "provider_reference"]
 
 
 @admin.register(AuditLog)

@@ -47,7 +47,6 @@ from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation import steering
-from annotation.exceptions import Conflict
 from annotation.locks import campaign_lock, item_claim, items_lock
 from annotation.models import (
     Assignment,
@@ -58,6 +57,7 @@ from annotation.models import (
     Participation,
     Worker,
 )
+from evalsite.errors import Conflict
 
 # Expired leases released at most per sweep of one campaign (the housekeeping task loops).
 _SWEEP = 500

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from annotation.exceptions import InvalidParameters
+from evalsite.errors import InvalidParameters
 
 
 @dataclass(frozen=True)

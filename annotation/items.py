@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from annotation.datasets.records import Context, DialogueRecord
 from annotation.datasets.selectors import dataset_records
-from annotation.exceptions import InvalidParameters, NotFound
 from annotation.models import Campaign, Dataset
 from annotation.protocols import DialogueItems, ResponseItems, registry
 from annotation.services import items_add
+from evalsite.errors import InvalidParameters, NotFound
 from modelhub.backends import Example
 from modelhub.models import ModelEndpoint
 from modelhub.services import generations_ensure

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotation.exceptions import Conflict, InvalidParameters
 from annotation.locks import campaign_lock_by_slug
 from annotation.models import Campaign, Dataset, Dialogue, Item
 from annotation.protocols import registry
 from annotation.protocols.acute import AcuteProtocol
 from annotation.services import campaign_create, items_add
+from evalsite.errors import Conflict, InvalidParameters
 
 # The speaker an interactive SSA chat's model speaks as (chat/bot.py).
 BOT_SPEAKER = "bot"

@@ -13,7 +13,8 @@ The order. A transaction that takes more than one of these takes them in this or
 3. ``campaign_lock``, ``campaign_lock_by_slug``: status and settings changes, the ledger and
    launches, the ED lobby, a bot chat's arrival, training and ACUTE items, the top-up
    (``items_reopen``);
-4. ``payment_lock_by_key``: the ledger only, right after the campaign;
+4. ``payment_lock_by_key`` (recruitment's, in ``recruitment.locks``): the ledger only, right
+   after the campaign;
 5. a conversation: ``pair_lock`` (ED: a pair's messages and ends) or ``dialogue_lock``,
    ``seat_dialogue_lock`` (a bot chat's turns, labels and end);
 6. ``seat_lock``, ``seat_lock_first``: the lobby (campaign first), a seat's socket and
@@ -65,7 +66,7 @@ from collections.abc import Iterable
 
 from django.db.models import Model, QuerySet
 
-from annotation.models import Assignment, Campaign, Dialogue, Item, Lease, Payment, Worker
+from annotation.models import Assignment, Campaign, Dialogue, Item, Lease, Worker
 
 # Primary keys per locking statement (an IN list of parameters).
 _BATCH = 1000
@@ -89,12 +90,6 @@ def campaign_lock(campaign: Campaign | int) -> Campaign:
 def campaign_lock_by_slug(slug: str) -> Campaign | None:
     """Lock the campaign at ``slug`` as ``campaign_lock`` does; None if there is none."""
     return Campaign.objects.select_for_update(no_key=True).filter(slug=slug).first()
-
-
-def payment_lock_by_key(key: str) -> Payment | None:
-    """Lock the payment recorded under the idempotency ``key``; None if there is none. The
-    caller holds the campaign's lock, which is what serialises recording a new one."""
-    return Payment.objects.select_for_update().filter(idempotency_key=key).first()
 
 
 def dialogue_lock(dialogue: Dialogue | int, *, with_campaign: bool = False) -> Dialogue:

@@ -35,10 +35,10 @@ from django.utils.translation import gettext
 
 from annotation import signals
 from annotation.allocation import items_reopen
-from annotation.exceptions import InvalidAnswer
 from annotation.models import Campaign, Item, Judgment, Participation, Worker
 from annotation.protocols import GoldChecks, registry
 from evalsite.celery import task_send
+from evalsite.errors import InvalidAnswer
 from evalstats.aggregation import rater_agreement
 from evalstats.quality_rule import ATTENTION_BLOCK, Rule, worker_decisions
 

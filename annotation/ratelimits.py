@@ -35,10 +35,10 @@ from django.utils.translation import gettext as _
 from django_ratelimit.core import get_usage
 from redis.exceptions import RedisError
 
-from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
-from annotation.providers import arrival_parse
 from evalsite.addresses import client_address
+from evalsite.errors import AnnotationError
+from providers import arrival_parse
 
 logger = logging.getLogger(__name__)
 

@@ -21,3 +21,7 @@ budget_spent = Signal()
 # an app finishes what it holds open (chat: unrated and deserted chats) and returns
 # ``{name: count}`` for the task's result.
 housekeeping = Signal()
+# A worker was forgotten (withdrawal, erasure; the worker's row lock held): ``worker``,
+# ``old_id`` (their provider id), ``marker`` (what replaces it). An app erases the id from
+# the texts of its own rows (``annotation.services.workers.id_replace``).
+worker_forgotten = Signal()

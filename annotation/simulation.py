@@ -23,14 +23,14 @@ import numpy as np
 import pandas as pd
 
 from annotation.allocation import leases_release
-from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.models import Campaign, Item, Lease, Worker
 from annotation.protocols import Simulated, registry
 from annotation.protocols.base import Reliability
-from annotation.providers import Arrival
 from annotation.quality import quality_review
 from annotation.services import Visit, judgment_submit, presentation_seed, worker_visit
+from evalsite.errors import AnnotationError, InvalidParameters
 from evalstats.quality_rule import Rule, worker_decisions
+from providers import Arrival
 
 Truth = Callable[[Item], Mapping[str, Any] | None]
 # Mean and standard deviation of the seconds a simulated worker takes per item.

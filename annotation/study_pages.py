@@ -22,8 +22,8 @@ from django.utils import translation
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from annotation.exceptions import InvalidParameters
 from annotation.protocols import registry
+from evalsite.errors import InvalidParameters
 
 # The study texts and their longest lengths (characters).
 STUDY_FIELDS: dict[str, int] = {

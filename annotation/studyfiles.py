@@ -37,7 +37,6 @@ from annotation.datasets.readers import (
     read_training_lines,
 )
 from annotation.datasets.records import CorpusError
-from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign, Dataset, Item, TrainingItem
 from annotation.protocols import registry
@@ -48,6 +47,7 @@ from annotation.services import (
     training_items_add,
 )
 from annotation.study_pages import STUDY_FIELDS, study_clean
+from evalsite.errors import AnnotationError, InvalidParameters
 from modelhub.models import ModelEndpoint
 
 # The top-level keys of a study file.

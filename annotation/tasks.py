@@ -1,5 +1,5 @@
-"""Celery tasks of the crowd side: housekeeping and provider reconciliation (beat schedule),
-adaptive plans and quality reviews."""
+"""Celery tasks of the core: housekeeping (beat schedule), adaptive plans and quality
+reviews."""
 
 from typing import cast
 
@@ -7,7 +7,6 @@ from celery import shared_task
 
 from annotation import signals
 from annotation.allocation import leases_purge_expired
-from annotation.payments import publications_sync
 from annotation.quality import quality_review
 from annotation.services import assignments_abandon_stale
 from annotation.steering_plan import plan_refresh
@@ -24,12 +23,6 @@ def assignments_housekeeping() -> dict[str, int]:
     counts["abandoned"] = assignments_abandon_stale()
     counts["leases_purged"] = leases_purge_expired()
     return counts
-
-
-@shared_task(soft_time_limit=240, time_limit=300)
-def providers_sync() -> dict[str, str]:
-    """Reconcile every live publication with its provider (idempotent; one failing is logged)."""
-    return publications_sync(actor="celery beat")
 
 
 @shared_task(soft_time_limit=240, time_limit=300)

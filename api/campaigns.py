@@ -11,7 +11,6 @@ from django.db import transaction
 from django.http import HttpRequest
 from ninja import File, Form, Path, Query, Router, Status, UploadedFile
 
-from annotation.exceptions import InvalidParameters
 from annotation.models import Campaign
 from annotation.services import campaign_set_status, campaign_settings_update, items_add
 from api.access import actor, campaign_of, user_of
@@ -38,6 +37,7 @@ from dashboard.drafts import (
     draft_items_finish,
     draft_items_import,
 )
+from evalsite.errors import InvalidParameters
 
 router = Router(tags=["campaigns"])
 
@@ -93,7 +93,7 @@ def campaign_get(request: HttpRequest, slug: str = Slug) -> dict[str, Any]:
 def campaign_update(request: HttpRequest, data: CampaignUpdate, slug: str = Slug) -> dict[str, Any]:
     """Change settings, parameters (drafts only) and study texts, all or nothing.
 
-    A budget goes through the dashboard's budget control (the ledger's
+    A budget goes through the dashboard's budget control (the core's
     ``campaign_budget_set``), which refuses one below what is already committed, in any
     status; once live only quality control and the budget change.
     """

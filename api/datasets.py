@@ -23,7 +23,6 @@ from annotation.datasets import READERS, SUFFIXES, WRITERS, DatasetError
 from annotation.datasets.selectors import dataset_records
 from annotation.datasets.services import dataset_import, records_export
 from annotation.deidentify import Deidentifier
-from annotation.exceptions import InvalidParameters
 from annotation.models import Dataset, Dialogue
 from api.errors import CLIENT_ERRORS, ApiError, ErrorOut, query_check
 from api.schemas import (
@@ -34,6 +33,7 @@ from api.schemas import (
     DatasetPage,
     Page,
 )
+from evalsite.errors import InvalidParameters
 
 router = Router(tags=["data sets"])
 

@@ -20,7 +20,6 @@ from django.http import HttpRequest
 from ninja import Path, Query, Router, Status
 
 from annotation.datasets.readers import Context, CorpusError, read_contexts
-from annotation.exceptions import InvalidParameters
 from api.errors import CLIENT_ERRORS, ApiError, ErrorOut, query_check
 from api.schemas import (
     NAME_PATTERN,
@@ -33,6 +32,7 @@ from api.schemas import (
     Page,
     ResponsePage,
 )
+from evalsite.errors import InvalidParameters
 from modelhub.backends import Example
 from modelhub.models import GenerationJob, ModelEndpoint
 from modelhub.selectors import generation_job_responses

@@ -18,7 +18,7 @@ from ninja import Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
 
-from annotation.exceptions import AnnotationError, TooMany
+from evalsite.errors import AnnotationError, TooMany
 
 if TYPE_CHECKING:
     from ninja import NinjaAPI

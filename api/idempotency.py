@@ -21,9 +21,9 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 
-from annotation.exceptions import AnnotationError
 from api.errors import ApiError, error_body
 from api.models import IdempotencyKey
+from evalsite.errors import AnnotationError
 
 KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
 _KEY = re.compile(KEY_PATTERN)

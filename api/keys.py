@@ -10,8 +10,8 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotation.exceptions import InvalidParameters, NotFound
 from api.models import ApiKey
+from evalsite.errors import InvalidParameters, NotFound
 
 PREFIX = "evs_"
 # A key's first characters (``evs_`` and 8 more) name it in lists; they are not secret.

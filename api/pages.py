@@ -13,9 +13,9 @@ from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.exceptions import AnnotationError
 from api.keys import api_key_create, api_key_revoke, api_keys_of
 from dashboard.access import staff_required
+from evalsite.errors import AnnotationError
 
 
 def _page(request: HttpRequest, new_key: str = "") -> HttpResponse:

@@ -272,9 +272,9 @@ def _campaign(delay: float, server) -> str:  # type: ignore[no-untyped-def]
 
 def _seat_path(slug: str, worker: str) -> str:
     from annotation.models import Campaign
-    from annotation.providers import Arrival
     from annotation.services import assignment_token
     from chat.seats import chat_arrive
+    from providers import Arrival
 
     campaign = Campaign.objects.get(slug=slug)
     visit = chat_arrive(campaign=campaign, arrival=Arrival(provider="local", worker_id=worker))

@@ -69,11 +69,11 @@ def worker_cycles(items: int, cycles: int) -> tuple[float, float]:
 def chat_messages(pairs: int, messages: int) -> tuple[float, float]:
     """Return ms and queries per ED message between paired workers."""
     from annotation.models import Campaign
-    from annotation.providers import Arrival
     from annotation.services import campaign_create, campaign_set_status
     from chat import empathetic
     from chat.models import ChatSeat
     from chat.seats import chat_arrive, pair_dialogues, seat_connect
+    from providers import Arrival
 
     # Open links where the revision has them (a bare workerId); older ones had nothing else.
     extra = {"controls": {"open_links": True}} if hasattr(Campaign, "open_links") else {}

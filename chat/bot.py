@@ -21,7 +21,6 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 
-from annotation.exceptions import Conflict, NotFound
 from annotation.locks import dialogue_lock
 from annotation.models import Dialogue, Judgment, Utterance
 from annotation.protocols.ssa_interactive import end_ratings_clean
@@ -56,6 +55,7 @@ from chat.seats import (
     seat_finish,
 )
 from chat.states import seat_set_stage
+from evalsite.errors import Conflict, NotFound
 from modelhub.backends import Reply
 from modelhub.models import ModelEndpoint
 from modelhub.services import bot_stream

@@ -27,7 +27,6 @@ from django.db import connections
 from django.utils import translation
 from django.utils.translation import gettext
 
-from annotation.exceptions import AnnotationError
 from annotation.ratelimits import frame_limiter
 from chat.frames import Frame, FrameError, error_code, frame_parse
 from chat.layer import LAYER_ERRORS, layer_error, layer_troubled
@@ -40,6 +39,7 @@ from chat.seats import (
     seat_for_socket,
     seat_seen,
 )
+from evalsite.errors import AnnotationError
 
 logger = logging.getLogger(__name__)
 

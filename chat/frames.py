@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.exceptions import AnnotationError, Conflict, InvalidAnswer, NotAllowed
+from evalsite.errors import AnnotationError, Conflict, InvalidAnswer, NotAllowed
 
 MAX_FRAME_BYTES = 8 * 1024
 # type → the fields it may carry (besides "type").

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign, Dialogue, Worker
 from annotation.protocols.ssa import SSAProtocol
 from annotation.quality import worker_soft_block
 from annotation.services import campaign_create, items_add
+from evalsite.errors import Conflict, InvalidParameters
 
 
 @transaction.atomic

@@ -14,12 +14,12 @@ from datetime import datetime
 
 from django.utils.translation import gettext
 
-from annotation.exceptions import Conflict, InvalidAnswer
 from annotation.models import Dialogue, Utterance
 from annotation.services.dialogues import dialogue_update, utterance_add
 from chat.frames import NotYours, OutOfTurn, Sent
 from chat.models import ChatSeat
 from chat.seats import activity_touch
+from evalsite.errors import Conflict, InvalidAnswer
 
 
 def message_store(

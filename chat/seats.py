@@ -22,7 +22,6 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
-from annotation.exceptions import NotAllowed, NotFound
 from annotation.locks import campaign_lock
 from annotation.models import (
     Assignment,
@@ -36,7 +35,6 @@ from annotation.models import (
 from annotation.protocols import LiveChat, registry
 from annotation.protocols.empathetic_chat import labels_offer
 from annotation.protocols.ssa_interactive import END_SCALE
-from annotation.providers import Arrival, arrival_parse
 from annotation.quality import worker_soft_blocked
 from annotation.services import (
     arrival_admit,
@@ -52,6 +50,8 @@ from chat.locks import seat_lock
 from chat.models import ChatSeat
 from chat.states import seat_set_stage
 from evalsite.celery import task_send
+from evalsite.errors import NotAllowed, NotFound
+from providers import Arrival, arrival_parse
 
 # Shown to the worker, in the campaign's language (the consumer activates it).
 STAGE_MESSAGES = {

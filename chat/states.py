@@ -14,8 +14,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from annotation.exceptions import Conflict
 from chat.models import ChatSeat
+from evalsite.errors import Conflict
 
 _St = ChatSeat.Stage
 SEAT_TRANSITIONS: dict[str, set[str]] = {

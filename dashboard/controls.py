@@ -1,19 +1,19 @@
 """A launched campaign's controls in the dashboard: pause, resume, finish, and its budget.
 
 The status goes through the lifecycle (``campaign_set_status``'s table) and is written to the
-audit log; the budget through the ledger's ``campaign_budget_set`` (never below what is
+audit log; the budget through the core's ``campaign_budget_set`` (never below what is
 committed, under the campaign's row lock).
 """
 
 from __future__ import annotations
 
-from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import AuditLog, Campaign
-from annotation.payments import BudgetBelowCommitted, campaign_committed
-from annotation.payments import campaign_budget_set as ledger_budget_set
-from annotation.services import audit_add, campaign_set_status
+from annotation.services import BudgetBelowCommitted, audit_add, campaign_set_status
+from annotation.services import campaign_budget_set as core_budget_set
 from annotation.services.campaigns import TRANSITIONS
 from dashboard.money import campaign_currency, money_text
+from evalsite.errors import Conflict, InvalidParameters
+from recruitment.services import campaign_committed
 
 # What the dashboard offers from each status (going live is the wizard's last step).
 STATUS_ACTIONS: dict[str, tuple[str, str, str]] = {
@@ -56,7 +56,7 @@ def campaign_budget_set(*, campaign: Campaign, budget: object) -> str:
     currency."""
     currency = campaign_currency(campaign)
     try:
-        ledger_budget_set(campaign=campaign, budget=budget)
+        core_budget_set(campaign=campaign, budget=budget)
     except BudgetBelowCommitted as exc:
         message = (
             f"The budget cannot go below what is already committed "

@@ -13,8 +13,9 @@ from decimal import Decimal
 
 from django.conf import settings
 
-from annotation.models import Campaign, Publication
-from annotation.providers import PROVIDER_NAMES, provider_get
+from annotation.models import Campaign
+from providers import PROVIDER_NAMES, provider_get
+from recruitment.models import Publication
 
 
 def provider_currency(name: str) -> str:

@@ -1,7 +1,7 @@
 """The campaign's provider page: publish on a provider (after a confirmation with its cost),
 add places, and pause, resume or stop the provider's side.
 
-Thin views over ``annotation.payments`` (``launch_preview``, ``campaign_launch``,
+Thin views over ``recruitment`` (``launch_preview``, ``campaign_launch``,
 ``publication_extend``, ``publication_set_state``): the same checks, budget and audit log as
 ``manage.py launch``. A provider this site cannot reach (no credentials) or a publication
 whose state allows no action says why instead of offering a button.
@@ -16,18 +16,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.exceptions import AnnotationError, InvalidParameters, NotFound
-from annotation.models import Campaign, Publication
-from annotation.payments import (
+from annotation.models import Campaign
+from dashboard.access import campaign_for, staff_required
+from dashboard.money import money_text, provider_currency
+from evalsite.errors import AnnotationError, InvalidParameters, NotFound
+from providers import PROVIDERS, provider_get
+from recruitment.models import Publication
+from recruitment.services import (
     LaunchOptions,
     campaign_launch,
     launch_preview,
     publication_extend,
     publication_set_state,
 )
-from annotation.providers import PROVIDERS, provider_get
-from dashboard.access import campaign_for, staff_required
-from dashboard.money import money_text, provider_currency
 
 PLACES_MAX = 100_000
 # The provider-side actions each publication status allows (publication_set_state's table).
@@ -57,7 +58,9 @@ class PublicationRow:
 def publication_rows(campaign: Campaign) -> list[PublicationRow]:
     """Return the campaign's publications, oldest first, with the actions each allows."""
     rows = []
-    for publication in campaign.publications.order_by("pk").prefetch_related("hits"):
+    for publication in (
+        Publication.objects.filter(campaign=campaign).order_by("pk").prefetch_related("hits")
+    ):
         unavailable = provider_get(publication.provider).unavailable()
         actions = STATE_ACTIONS.get(publication.status, ())
         why = NO_ACTIONS.get(publication.status, "")
@@ -90,7 +93,7 @@ def publish_options(*, provider: str, production: bool, places: str) -> LaunchOp
 
 
 def _publication(campaign: Campaign, publication_id: int) -> Publication:
-    publication = campaign.publications.filter(pk=publication_id).first()
+    publication = Publication.objects.filter(campaign=campaign, pk=publication_id).first()
     if publication is None:
         raise NotFound("No such publication of this campaign.")
     return publication

@@ -1,7 +1,7 @@
 """Review in bulk from the dashboard: approve several workers, pay bonuses from a CSV file.
 
 Both go through the same services as one worker's action (``dashboard.services.worker_act``,
-``annotation.payments``): the provider, the budget check under the campaign's row lock, the
+``recruitment``): the provider, the budget check under the campaign's row lock, the
 ledger and the audit log.
 """
 
@@ -14,18 +14,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from annotation.campaign_settings import BONUS, value_clean
-from annotation.exceptions import AnnotationError, InvalidParameters
-from annotation.models import Assignment, Campaign, Payment, Publication, Worker
-from annotation.payments import (
+from annotation.models import Assignment, Campaign, Worker
+from dashboard.money import campaign_currency, money_text
+from dashboard.services import worker_act
+from evalsite.errors import AnnotationError, InvalidParameters
+from providers import provider_get
+from recruitment.models import Payment, Publication
+from recruitment.services import (
     Decision,
     bonus_pay,
     campaign_committed,
     campaign_review,
     payment_key,
 )
-from annotation.providers import provider_get
-from dashboard.money import campaign_currency, money_text
-from dashboard.services import worker_act
 
 # --- bulk approve ---------------------------------------------------------------------------
 

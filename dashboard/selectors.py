@@ -22,18 +22,13 @@ from django.db.models import Count, F, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from annotation.models import (
-    Assignment,
-    Campaign,
-    Dialogue,
-    Item,
-    Payment,
-)
+from annotation.models import Assignment, Campaign, Dialogue, Item
 from annotation.tallies import HOUR, Tally, campaign_tallies
 from dashboard import glossary
 from dashboard.glossary import Column
 from dashboard.models import Job
 from dashboard.money import campaign_currencies
+from recruitment.models import Payment
 
 # A worker counts as active when their assignment saw activity this recently.
 ACTIVE_MINUTES = 10

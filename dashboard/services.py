@@ -3,7 +3,7 @@
 What a job builds (the report snapshot, the export files) lives in ``job_builds``.
 
 Every action on a worker goes through the provider interface when the campaign is published
-(``annotation.payments``) and is written to the AuditLog, whoever calls it.
+(``recruitment``) and is written to the AuditLog, whoever calls it.
 """
 
 from __future__ import annotations
@@ -20,19 +20,15 @@ from django.utils import timezone
 
 from annotation import exports
 from annotation.datasets import WRITERS
-from annotation.exceptions import AnnotationError, InvalidParameters, NotFound
 from annotation.models import (
     Assignment,
     AuditLog,
     Campaign,
     Dialogue,
     Judgment,
-    Publication,
     Worker,
     WorkerBlock,
 )
-from annotation.payments.review import assignment_approve, assignment_reject, bonus_pay
-from annotation.payments.workers import worker_block
 from annotation.protocols import DialogueItems, registry
 from annotation.quality import worker_soft_block
 from annotation.services import assignment_set_status, audit_add, worker_forget
@@ -42,7 +38,11 @@ from dashboard.judges import judges_report_build
 from dashboard.models import Job
 from dashboard.money import money_text, provider_currency
 from evalsite.celery import task_send
+from evalsite.errors import AnnotationError, InvalidParameters, NotFound
 from evalstats.aggregation import AGGREGATES
+from recruitment.models import Publication
+from recruitment.review import assignment_approve, assignment_reject, bonus_pay
+from recruitment.workers import worker_block
 
 logger = logging.getLogger(__name__)
 

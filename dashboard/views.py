@@ -19,18 +19,18 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.campaign_settings import BONUS
-from annotation.exceptions import AnnotationError, InvalidParameters
 from annotation.models import Campaign
-from annotation.payments import worker_links
 from annotation.selectors import training_summary
 from dashboard import controls, judges, review, selectors, services
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.models import Job
 from dashboard.spot_checks import spot_checks
+from evalsite.errors import AnnotationError, InvalidParameters
 from evalstats.aggregation import AGGREGATE_NAMES
 from judges.services import MODES as JUDGE_MODES
 from judges.services import judge_start
 from modelhub.models import ModelEndpoint
+from recruitment.services import worker_links
 
 
 @require_GET

@@ -22,7 +22,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.campaign_settings import SETTINGS
-from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from annotation.protocols import registry
 from annotation.study_pages import STUDY_FIELDS, instructions_default
@@ -30,6 +29,7 @@ from dashboard import drafts
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.drafts.plan import draft_plan
 from dashboard.money import campaign_currency
+from evalsite.errors import AnnotationError
 from modelhub.models import ModelEndpoint
 
 STEPS = (("start", "Protocol"), ("settings", "Settings"), ("items", "Items"), ("review", "Go live"))
@@ -358,7 +358,7 @@ def wizard_review(request: HttpRequest, slug: str) -> HttpResponse:
         preview_url=reverse("annotation:task", args=[campaign.slug])
         + "?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=preview",
         # The local study's workers reach the server this page was served from (a provider's
-        # HITs point at EVALSITE_PUBLIC_URL instead: annotation.payments.launch.worker_url).
+        # HITs point at EVALSITE_PUBLIC_URL instead: recruitment.launch.worker_url).
         worker_url=request.build_absolute_uri(reverse("annotation:task", args=[campaign.slug])),
         plan=draft_plan(campaign),
         currency=campaign_currency(campaign),

@@ -42,7 +42,7 @@ app.conf.update(
             "schedule": 300.0,
         },
         # Bring assignments in line with MTurk/Prolific (submitted elsewhere, returned...).
-        "providers-sync": {"task": "annotation.tasks.providers_sync", "schedule": 600.0},
+        "providers-sync": {"task": "recruitment.tasks.providers_sync", "schedule": 600.0},
         # Dashboard jobs killed mid-run (time limit, dead worker) show as failed.
         "dashboard-jobs-expire": {"task": "dashboard.tasks.jobs_expire", "schedule": 300.0},
         # Webhook retries that are due, and first sends whose queueing failed (docs/api.md).

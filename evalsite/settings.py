@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "annotation",
+    "recruitment",  # publishing on crowd providers, the ledger, review (docs/providers.md)
     "chat",  # live chats on websockets (docs/chat.md)
     "judges",  # LLM judges as model raters (docs/modelhub.md, "LLM judges")
     "modelhub",

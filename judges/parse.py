@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from annotation.exceptions import InvalidAnswer
 from annotation.protocols.base import Protocol, Question
+from evalsite.errors import InvalidAnswer
 
 MAX_REPLY_CHARS = 20_000
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)

@@ -22,9 +22,9 @@ from typing import Any
 
 from django.utils import translation
 
-from annotation.exceptions import InvalidParameters
 from annotation.protocols import Judged, Protocol, Question, registry
 from annotation.study_pages import instructions_shown
+from evalsite.errors import InvalidParameters
 
 PLACEHOLDERS = ("instructions", "item", "questions")
 _VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")

@@ -41,7 +41,6 @@ from typing import Any
 from django.db import transaction
 from django.utils import translation
 
-from annotation.exceptions import InvalidParameters
 from annotation.models import Assignment, Campaign, Item, Judgment, Worker
 from annotation.protocols import LiveChat, registry
 from annotation.protocols.base import Protocol, Question
@@ -51,6 +50,7 @@ from annotation.services.assignments import (
 )
 from annotation.services.judgments import ModelAnswer, judgments_store_model
 from annotation.services.workers import worker_model_rater_get
+from evalsite.errors import InvalidParameters
 from judges.parse import (
     Refused,
     answers_clean,

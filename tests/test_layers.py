@@ -192,7 +192,7 @@ WRITERS: dict[str, tuple[str, ...]] = {
         ("annotation.services", "annotation.datasets.services"),
     ),
     "Dataset": ("annotation.datasets.services",),
-    **dict.fromkeys(("Publication", "Hit", "Payment", "WorkerBlock"), ("annotation.payments",)),
+    "WorkerBlock": ("annotation.services",),
 }
 
 

@@ -28,7 +28,7 @@ ALLOWED = {
     "chat/seats.py",
     "chat/seats.py::_seat_create",
     "chat/messages.py::message_store",
-    "annotation/payments/ledger.py::payment_send",
+    "recruitment/ledger.py::payment_send",
     "annotation/protocols/empathetic_chat/__init__.py::collection_figure",
     "annotation/protocols/pairwise/__init__.py::PairwiseProtocol.report",
     "annotation/protocols/ssa/__init__.py::ssa_scores",

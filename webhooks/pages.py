@@ -12,9 +12,9 @@ from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from dashboard.access import campaign_for, staff_required
+from evalsite.errors import AnnotationError
 from webhooks.models import SUBSCRIBABLE, Event, WebhookEndpoint
 from webhooks.selectors import LOG_LENGTH, deliveries_of, webhooks_of
 from webhooks.services import (

@@ -22,9 +22,9 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.exceptions import InvalidParameters, NotFound
 from annotation.models import Campaign
 from evalsite.celery import task_send
+from evalsite.errors import InvalidParameters, NotFound
 from webhooks import transport
 from webhooks.locks import delivery_claim_lock, delivery_lock
 from webhooks.models import SUBSCRIBABLE, Event, WebhookDelivery, WebhookEndpoint

@@ -18,10 +18,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from annotation.models import Campaign
-from annotation.payments import arrival_verify
-from annotation.providers import Arrival, arrival_query
 from annotation.services import Visit, assignment_token
 from chat.seats import chat_arrive, protocol_of
+from providers import Arrival, arrival_query
+from recruitment.services import arrival_verify
 
 
 def chat_page(request: HttpRequest, campaign: Campaign, arrival: Arrival) -> HttpResponse:

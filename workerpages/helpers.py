@@ -22,12 +22,12 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from annotation.exceptions import AnnotationError, InvalidAnswer, TooMany
 from annotation.models import Campaign
 from annotation.protocols import Question
-from annotation.providers import Arrival, arrival_parse, arrival_query
 from annotation.study_pages import markdown_safe
 from evalsite.addresses import client_address
+from evalsite.errors import AnnotationError, InvalidAnswer, TooMany
+from providers import Arrival, arrival_parse, arrival_query
 
 # Unknown, draft, paused and finished studies all answer this, so the address tells a
 # visitor nothing about which studies exist.

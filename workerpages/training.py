@@ -17,11 +17,8 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation.exceptions import AnnotationError, InvalidAnswer, NotAllowed
 from annotation.models import Campaign
-from annotation.payments import arrival_verify
 from annotation.protocols import registry
-from annotation.providers import Arrival
 from annotation.ratelimits import SUBMIT, limited
 from annotation.services import (
     consent_pending,
@@ -32,6 +29,9 @@ from annotation.services import (
     worker_get_or_create,
 )
 from annotation.study_pages import TRAINING_FAILED, instructions_shown, markdown_safe
+from evalsite.errors import AnnotationError, InvalidAnswer, NotAllowed
+from providers import Arrival
+from recruitment.services import arrival_verify
 from workerpages.helpers import (
     arrival_of,
     framed,

@@ -20,11 +20,8 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.exceptions import AnnotationError, InvalidAnswer, NotAllowed
 from annotation.models import Campaign
-from annotation.payments import arrival_verify, assignment_completion
 from annotation.protocols import LiveChat, registry
-from annotation.providers import Arrival
 from annotation.ratelimits import ARRIVE, SUBMIT, limited
 from annotation.services import (
     Visit,
@@ -43,6 +40,9 @@ from annotation.study_pages import (
     instructions_shown,
     markdown_safe,
 )
+from evalsite.errors import AnnotationError, InvalidAnswer, NotAllowed
+from providers import Arrival
+from recruitment.services import arrival_verify, assignment_completion
 from workerpages.chat import chat_page
 from workerpages.helpers import (
     arrival_of,

@@ -21,8 +21,8 @@ from django.db import DataError, IntegrityError, models, transaction
 from annotation.datasets import READERS, SUFFIXES, WRITERS, Reader
 from annotation.datasets.records import DatasetError, DialogueRecord
 from annotation.deidentify import Deidentifier
-from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Dataset, Dialogue, Situation, Utterance
+from evalsite.errors import Conflict, InvalidParameters
 
 _NAME = re.compile(r"[-a-zA-Z0-9_]+")
 SPLITS = ("train", "valid", "test")

@@ -1,5 +1,6 @@
 """The crowd side's data model, one module per area; import models from here."""
 
+from annotation.models.audit import AuditLog, WorkerBlock
 from annotation.models.campaigns import (
     Assignment,
     Campaign,
@@ -13,7 +14,6 @@ from annotation.models.campaigns import (
     pseudonym_new,
 )
 from annotation.models.dialogues import Dataset, Dialogue, Situation, Utterance
-from annotation.models.payments import AuditLog, Hit, Payment, Publication, WorkerBlock
 from annotation.models.tallies import CampaignTally
 from annotation.models.training import (
     Qualification,
@@ -30,13 +30,10 @@ __all__ = [
     "Consent",
     "Dataset",
     "Dialogue",
-    "Hit",
     "Item",
     "Judgment",
     "Lease",
     "Participation",
-    "Payment",
-    "Publication",
     "Qualification",
     "Situation",
     "TrainingAnswer",

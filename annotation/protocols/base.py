@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats.reports import Report
 
 if TYPE_CHECKING:

@@ -22,6 +22,10 @@ from annotation.services.assignments import (
 )
 from annotation.services.audit import audit_add
 from annotation.services.campaigns import (
+    BudgetBelowCommitted,
+    campaign_budget_check,
+    campaign_budget_set,
+    campaign_committed_add,
     campaign_create,
     campaign_set_status,
     campaign_settings_update,
@@ -52,6 +56,10 @@ from annotation.services.workers import (
 )
 
 __all__ = [
+    "BudgetBelowCommitted",
+    "campaign_budget_check",
+    "campaign_budget_set",
+    "campaign_committed_add",
     "WITHDRAWN",
     "Answered",
     "Forgotten",

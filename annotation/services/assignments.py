@@ -16,10 +16,10 @@ from django.utils.translation import gettext, gettext_noop
 
 from annotation import signals
 from annotation.allocation import leases_release
-from annotation.exceptions import Conflict, NotAllowed, TooMany
 from annotation.locks import assignment_lock_closing, assignment_lock_open
 from annotation.models import Assignment, Campaign, Lease, Worker
-from annotation.providers import PROVIDER_NAMES, Arrival, provider_get
+from evalsite.errors import Conflict, NotAllowed, TooMany
+from providers import PROVIDER_NAMES, Arrival, provider_get
 
 _TOKEN_SALT = "annotation.assignment"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -12,12 +12,12 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from annotation import signals
-from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
-from annotation.exceptions import Conflict, InvalidParameters
+from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean, value_clean
 from annotation.locks import campaign_lock
 from annotation.models import Campaign
 from annotation.protocols import LiveChat, Protocol, registry
 from annotation.study_pages import study_clean
+from evalsite.errors import Conflict, InvalidParameters
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _NAME_MAX = Campaign._meta.get_field("name").max_length or 200
@@ -172,10 +172,10 @@ def campaign_settings_check(
 
     A draft may change every setting and its protocol parameters; once it has gone live only
     quality control may change (``CONTROLS``): its items were allocated and judged under the
-    rest. Its budget then changes only through ``campaign_budget_update``, whose caller (the
-    ledger's ``campaign_budget_set``) keeps it at or above what is committed; a draft has
-    committed nothing unless a launch is under way or failed partway, so the ledger path is
-    the one the dashboard, the API and the admin take in every status.
+    rest. Its budget then changes only through ``campaign_budget_set``, which keeps it at or
+    above what is committed; a draft has committed nothing unless a launch is under way or
+    failed partway, so that path is the one the dashboard, the API and the admin take in
+    every status.
     """
     draft = campaign.status == Campaign.Status.DRAFT
     if parameters is not None and not draft:
@@ -183,7 +183,7 @@ def campaign_settings_check(
     if "budget" in values and not draft:
         message = (
             "A launched campaign's budget changes only through campaign_budget_set "
-            "(annotation.payments), which keeps it at or above what is committed."
+            "(recruitment), which keeps it at or above what is committed."
         )
         raise Conflict(message, fields={"budget": message})
     changes = settings_clean(values, allowed=tuple(SETTINGS) if draft else CONTROLS)
@@ -217,20 +217,61 @@ def campaign_settings_update(
     return campaign
 
 
-@transaction.atomic
-def campaign_budget_update(*, campaign: Campaign, budget: Any, floor: Decimal) -> Campaign:
-    """Set the budget, in any status, never below ``floor``; return the campaign.
+# What a campaign has committed of its budget, as the apps that spend it count it (recruitment:
+# published places and bonuses, fees included), added in their AppConfig.ready. The core never
+# imports them (docs/architecture.md, "Layers").
+_COMMITTED: list[Callable[[Campaign], Decimal]] = []
 
-    ``floor`` is what the caller has already committed of the budget: the ledger's
-    ``campaign_budget_set`` computes it and holds the campaign's row lock
-    (``campaign_lock``) until this returns, so no spending slips in between. The rule is
-    enforced here too, so no caller can pass a budget under the floor it gave.
+
+def campaign_committed_add(committed: Callable[[Campaign], Decimal]) -> None:
+    """Count ``committed(campaign)`` in what the campaign's budget may not go below."""
+    if committed not in _COMMITTED:
+        _COMMITTED.append(committed)
+
+
+def campaign_committed_total(campaign: Campaign) -> Decimal:
+    """Return what the campaign has committed of its budget, every spending app together."""
+    return sum((committed(campaign) for committed in _COMMITTED), Decimal("0.00"))
+
+
+class BudgetBelowCommitted(InvalidParameters):
+    """A budget below what the campaign has already committed; both amounts are kept so a
+    caller may write them with the campaign's currency (the dashboard does)."""
+
+    def __init__(self, *, budget: Decimal, committed: Decimal) -> None:
+        message = (
+            f"The budget {budget:.2f} cannot go below what is already committed "
+            f"({committed:.2f}: published places and bonuses, fees included)."
+        )
+        super().__init__(message, fields={"budget": message})
+        self.budget, self.committed = budget, committed
+
+
+def campaign_budget_check(*, campaign: Campaign, budget: object) -> tuple[Decimal, Decimal]:
+    """Return the cleaned ``budget`` and what the campaign has committed; refuse a budget
+    that is not an amount of the schema (``campaign_settings``) or is below what is committed.
+
+    Without the campaign's row lock the answer may age (the admin's form checks early with
+    it); ``campaign_budget_set`` asks again under the lock before it writes.
     """
-    campaign_lock(campaign)
-    new: Decimal = settings_clean({"budget": budget})["budget"]
-    if new < floor:
-        message = f"The budget {new:.2f} cannot go below {floor:.2f}, what is already committed."
-        raise InvalidParameters(message, fields={"budget": message})
+    new: Decimal = value_clean(SETTINGS["budget"], budget)
+    committed = campaign_committed_total(campaign)
+    if new < committed:
+        raise BudgetBelowCommitted(budget=new, committed=committed)
+    return new, committed
+
+
+@transaction.atomic
+def campaign_budget_set(*, campaign: Campaign, budget: object) -> Campaign:
+    """Set the campaign's budget, in any status, never below what it has committed.
+
+    Under the campaign's row lock (``campaign_lock``) no payment or publication can commit
+    more between the check and the write, and every later spending is checked against the
+    new value (recruitment's ``budget_check``). Not audit-logged: the audit log records
+    movements of money and actions on workers.
+    """
+    locked = campaign_lock(campaign)
+    new, _committed = campaign_budget_check(campaign=locked, budget=budget)
     campaign.budget = new
     campaign.save(update_fields=["budget", "updated_at"])
     return campaign

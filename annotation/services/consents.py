@@ -8,10 +8,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from annotation.exceptions import NotAllowed
 from annotation.models import Campaign, Consent, Worker
-from annotation.providers import Arrival
 from annotation.services.visits import worker_get_or_create
+from evalsite.errors import NotAllowed
+from providers import Arrival
 
 
 def consent_pending(*, campaign: Campaign, arrival: Arrival) -> bool:

@@ -16,8 +16,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from annotation.exceptions import Conflict
 from annotation.models import Campaign, Dialogue, Situation, Utterance, Worker
+from evalsite.errors import Conflict
 
 _Ds = Dialogue.Status
 DIALOGUE_TRANSITIONS: dict[str, set[str]] = {

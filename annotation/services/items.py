@@ -7,9 +7,9 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign, Item
 from annotation.protocols import GoldChecks, registry
+from evalsite.errors import Conflict, InvalidParameters
 
 # One item as given to ``items_add``: (key, payload), with accepted answers for a gold check,
 # and True after them for an attention check.

@@ -16,12 +16,12 @@ from django.utils.translation import gettext, gettext_noop
 
 from annotation import quality
 from annotation.allocation import item_claims, item_judged_unleased, lease_fulfil, leases_release
-from annotation.exceptions import Conflict, NotAllowed, NotFound
 from annotation.locks import assignment_lock, item_lock, item_lock_in
 from annotation.models import Assignment, Item, Judgment, Lease, Worker, WorkerBlock
 from annotation.protocols import Protocol, registry
 from annotation.services.assignments import _transition
 from annotation.tallies import tally_add
+from evalsite.errors import Conflict, NotAllowed, NotFound
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
-from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
 from annotation.locks import campaign_lock, worker_lock
 from annotation.models import (
     Campaign,
@@ -35,8 +34,9 @@ from annotation.models import (
 )
 from annotation.protocols import GoldChecks, LiveChat, registry
 from annotation.protocols.base import Protocol
-from annotation.providers import Arrival
 from annotation.services.visits import worker_get_or_create
+from evalsite.errors import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
+from providers import Arrival
 
 EXPLANATION_MAX = 5_000
 

@@ -10,9 +10,7 @@ from django.utils.translation import gettext
 
 from annotation import quality
 from annotation.allocation import item_next, items_available
-from annotation.exceptions import InvalidParameters, NotAllowed
 from annotation.models import Assignment, Campaign, Item, Lease, Worker
-from annotation.providers import Arrival
 from annotation.services.assignments import (
     _transition,
     arrival_admit,
@@ -20,6 +18,8 @@ from annotation.services.assignments import (
     assignment_of_arrival,
     assignment_start,
 )
+from evalsite.errors import InvalidParameters, NotAllowed
+from providers import Arrival
 
 
 def worker_get_or_create(*, provider: str, external_id: str) -> Worker:

@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Value
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet, Value
 from django.db.models.functions import Replace
 from django.utils import timezone
 
+from annotation import signals
 from annotation.allocation import items_reopen, leases_release
-from annotation.exceptions import InvalidParameters
 from annotation.locks import worker_lock
 from annotation.models import (
     Assignment,
@@ -29,7 +29,6 @@ from annotation.models import (
     Item,
     Judgment,
     Lease,
-    Payment,
     Situation,
     Utterance,
     Worker,
@@ -39,6 +38,7 @@ from annotation.protocols import registry
 from annotation.quality import worker_soft_block
 from annotation.services.assignments import assignment_set_status
 from annotation.services.audit import audit_add
+from evalsite.errors import InvalidParameters
 
 # What replaces every text a withdrawn worker wrote.
 WITHDRAWN = "[withdrawn]"
@@ -104,13 +104,11 @@ def worker_forget(*, worker: Worker, actor: str, campaign: Campaign | None = Non
     worker.external_id = marker
     for model, column in (
         (AuditLog, "detail"),
-        (Payment, "reason"),
-        (Payment, "error"),
         (WorkerBlock, "reason"),
     ):
-        model.objects.filter(worker=locked, **{f"{column}__contains": old_id}).update(
-            **{column: Replace(column, Value(old_id), Value(marker))}
-        )
+        id_replace(model.objects.filter(worker=locked), column, old_id, marker)
+    # The apps above erase it from their rows too (recruitment: the payments' texts).
+    signals.worker_forgotten.send(Worker, worker=locked, old_id=old_id, marker=marker)
     done.reopened = _judgments_policy(locked, done)
     audit_add(
         action=AuditLog.Action.FORGET,
@@ -125,6 +123,14 @@ def worker_forget(*, worker: Worker, actor: str, campaign: Campaign | None = Non
         ),
     )
     return done
+
+
+def id_replace(rows: QuerySet[Any], column: str, old_id: str, marker: str) -> int:
+    """Replace ``old_id`` with ``marker`` in the text ``column`` of ``rows`` (a forgotten
+    worker's provider id in the texts that quote it); return how many rows changed."""
+    return rows.filter(**{f"{column}__contains": old_id}).update(
+        **{column: Replace(column, Value(old_id), Value(marker))}
+    )
 
 
 def _texts_scrub(worker: Worker) -> int:
@@ -210,3 +216,22 @@ def _judgments_policy(worker: Worker, done: Forgotten) -> int:
         after = Campaign.objects.values_list("topup_reopened", flat=True).get(pk=campaign.pk)
         reopened += after - before
     return reopened
+
+
+def worker_block_record(*, worker: Worker, reason: str, actor: str) -> tuple[WorkerBlock, bool]:
+    """Record a researcher's block of the worker (recruitment's ``worker_block`` tells the
+    provider first); return it and whether it is new (one active block per worker: a
+    concurrent second one returns the first)."""
+    try:
+        with transaction.atomic():
+            block = WorkerBlock.objects.create(worker=worker, reason=reason, actor=actor[:150])
+    except IntegrityError:
+        return WorkerBlock.objects.get(worker=worker, lifted_at=None), False
+    return block, True
+
+
+def worker_block_lift(*, block: WorkerBlock, actor: str) -> None:
+    """Record that ``block`` was lifted, now, by ``actor``."""
+    block.lifted_at = timezone.now()
+    block.lifted_by = actor[:150]
+    block.save(update_fields=["lifted_at", "lifted_by"])

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.exceptions import InvalidParameters
 from annotation.models import Campaign
 from annotation.protocols import LiveChat, Protocol, ResponseItems, registry
+from evalsite.errors import InvalidParameters
 
 # The campaign settings the wizard asks for besides the protocol's parameters.
 SETTINGS = (

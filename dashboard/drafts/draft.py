@@ -11,13 +11,12 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign
-from annotation.payments import campaign_budget_set
 from annotation.protocols import registry
-from annotation.services import campaign_create, campaign_settings_update
+from annotation.services import campaign_budget_set, campaign_create, campaign_settings_update
 from annotation.studyfiles import study_create, study_load, study_read
 from dashboard.drafts.cards import SETTINGS, protocol_card, setting_defaults
+from evalsite.errors import Conflict, InvalidParameters
 
 
 def draft_check(campaign: Campaign) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 from django.db import transaction
 
 from annotation.datasets.readers import Context
-from annotation.exceptions import Conflict, InvalidParameters
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign
 from annotation.protocols import registry
@@ -28,6 +27,7 @@ from dashboard.drafts.store import (
     draft_upload_text,
 )
 from dashboard.drafts.uploads import ItemsUpload, Records, records_read
+from evalsite.errors import Conflict, InvalidParameters
 from modelhub.backends import Example
 from modelhub.models import GenerationJob, ModelEndpoint
 from modelhub.selectors import generations_lookup

@@ -6,16 +6,16 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation.exceptions import AnnotationError, Conflict, NotAllowed
 from annotation.models import Campaign
-from annotation.payments.launch import LaunchOptions, LaunchPreview, campaign_launch
-from annotation.payments.launch import launch_preview as payments_launch_preview
 from annotation.protocols import registry
 from annotation.services import campaign_set_status
 from dashboard.drafts.cards import protocol_needs_items
 from dashboard.drafts.draft import draft_check
 from dashboard.drafts.store import draft_locked
 from dashboard.money import provider_currency
+from evalsite.errors import AnnotationError, Conflict, NotAllowed
+from recruitment.launch import LaunchOptions, LaunchPreview, campaign_launch
+from recruitment.launch import launch_preview as payments_launch_preview
 
 GO_LIVE_PROVIDER = "local"
 ESTIMATE_PROVIDERS = ("local", "prolific", "mturk")

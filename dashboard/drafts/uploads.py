@@ -20,11 +20,11 @@ from annotation.datasets.readers import (
     read_responses,
     read_training_lines,
 )
-from annotation.exceptions import InvalidParameters
 from annotation.models import Campaign
 from annotation.protocols import GoldChecks, Protocol, registry
 from annotation.services import training_items_clean
 from dashboard.drafts.cards import protocol_builds_items
+from evalsite.errors import InvalidParameters
 from modelhub.models import ModelEndpoint
 
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024

@@ -15,7 +15,6 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.exceptions import AnnotationError
 from annotation.items_acute import acute_items_add, conversations_from_campaign
 from annotation.models import Campaign, Item
 from annotation.protocols.acute import AcuteProtocol
@@ -23,6 +22,7 @@ from annotation.selectors import campaign_report
 from annotation.services import campaign_create, campaign_set_status
 from evalsite.demo import QUALITY, crowd_fill, demo_redundancy
 from evalsite.demo.chat import SSA_CHAT, SSA_CHAT_MODELS
+from evalsite.errors import AnnotationError
 from evalstats.reports import report_text, report_write
 
 ACUTE = "demo-acute"

@@ -16,7 +16,6 @@ from annotation.models import Campaign, Utterance
 from annotation.protocols import Simulated, registry
 from annotation.protocols.empathetic_chat import EmpatheticChatProtocol
 from annotation.protocols.ssa_interactive import InteractiveSSAProtocol
-from annotation.providers import Arrival
 from annotation.services import campaign_create, campaign_set_status
 from chat import bot
 from chat.models import ChatSeat
@@ -24,6 +23,7 @@ from chat.seats import chat_arrive
 from evalsite.demo import _spread, demo_dialogues
 from modelhub.demo import STREAMING_BOT
 from modelhub.models import ModelEndpoint
+from providers import Arrival
 
 SSA_CHAT = "demo-ssa-chat"
 ED_CHAT = "demo-ed-chat"

@@ -12,11 +12,9 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation import steering, steering_plan
 from annotation.allocation import item_next
-from annotation.exceptions import InvalidParameters
 from annotation.models import Item, Judgment, Lease
 from annotation.protocols import registry
 from annotation.protocols.base import ModelPairs, Question
-from annotation.providers import Arrival
 from annotation.services import (
     assignment_start,
     campaign_create,
@@ -24,7 +22,9 @@ from annotation.services import (
     worker_visit,
 )
 from annotation.simulation import SimulatedWorker, crowd_run
+from evalsite.errors import InvalidParameters
 from evalstats import adaptive
+from providers import Arrival
 from tests.factories import CampaignFactory, WorkerFactory
 
 PAIRWISE = registry.get("pairwise")

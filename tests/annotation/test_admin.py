@@ -5,9 +5,10 @@ from decimal import Decimal
 
 from annotation.admin import CampaignForm
 from annotation.allocation import item_next
-from annotation.models import Campaign, Dataset, Lease, Participation, Publication
+from annotation.models import Campaign, Dataset, Lease, Participation
 from annotation.protocols import registry
 from annotation.services import assignment_start, campaign_set_status
+from recruitment.models import Publication
 from tests.factories import CampaignFactory, ItemFactory, WorkerFactory
 
 
@@ -72,10 +73,10 @@ def test_admin_pages_render_for_staff(admin_client, campaign):
         f"/admin/annotation/campaign/{campaign.pk}/change/",
         "/admin/annotation/judgment/",
         "/admin/annotation/participation/",
-        "/admin/annotation/payment/",
+        "/admin/recruitment/payment/",
         "/admin/annotation/auditlog/",
-        "/admin/annotation/publication/",
-        "/admin/annotation/hit/",
+        "/admin/recruitment/publication/",
+        "/admin/recruitment/hit/",
         "/admin/annotation/workerblock/",
         "/admin/annotation/item/?gold__isempty=0",
         "/admin/modelhub/modelendpoint/",
@@ -84,8 +85,10 @@ def test_admin_pages_render_for_staff(admin_client, campaign):
 
 
 def test_money_and_audit_records_cannot_be_added_in_the_admin(admin_client):
-    for model in ("payment", "auditlog", "publication", "hit", "workerblock"):
-        assert admin_client.get(f"/admin/annotation/{model}/add/").status_code == 403
+    for model in ("recruitment/payment", "annotation/auditlog", "recruitment/publication"):
+        assert admin_client.get(f"/admin/{model}/add/").status_code == 403
+    for model in ("recruitment/hit", "annotation/workerblock"):
+        assert admin_client.get(f"/admin/{model}/add/").status_code == 403
 
 
 def test_rows_without_an_admin_service_are_view_only(admin_client, campaign):

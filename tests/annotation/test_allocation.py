@@ -11,13 +11,13 @@ from django.utils import timezone
 
 from annotation.allocation import item_next, leases_purge_expired, leases_release
 from annotation.models import Assignment, Item, Judgment, Lease
-from annotation.providers import Arrival
 from annotation.services import (
     assignment_complete,
     assignment_start,
     judgment_submit,
     worker_visit,
 )
+from providers import Arrival
 from tests.factories import CampaignFactory, ItemFactory, WorkerFactory
 
 ANSWERS = {"empathy": "4", "relevance": "3", "fluency": "5"}

@@ -3,10 +3,10 @@
 import pytest
 
 from annotation.allocation import item_next
-from annotation.exceptions import Conflict
 from annotation.models import Assignment, Lease
 from annotation.services import assignment_set_status, assignment_start
 from annotation.services.assignments import TRANSITIONS, _transition
+from evalsite.errors import Conflict
 from tests.factories import WorkerFactory
 
 S = Assignment.Status

@@ -7,12 +7,12 @@ from django.db import IntegrityError, transaction
 
 from annotation.admin import CampaignForm
 from annotation.campaign_settings import BONUS, CONTROLS, SETTINGS, settings_clean, value_clean
-from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import Campaign
-from annotation.payments import bonus_pay
 from annotation.services import campaign_create, campaign_settings_update
 from annotation.study_pages import STUDY_FIELDS
 from dashboard.wizard import SettingsForm
+from evalsite.errors import Conflict, InvalidParameters
+from recruitment.services import bonus_pay
 from tests.factories import CampaignFactory, WorkerFactory
 
 

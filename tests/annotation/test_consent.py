@@ -5,12 +5,12 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
-from annotation.exceptions import InvalidParameters
 from annotation.models import Assignment, Consent, Lease, Worker
-from annotation.providers.local import link_key
 from annotation.services import campaign_create, campaign_settings_update
 from annotation.study_pages import markdown_safe
 from chat.models import ChatSeat
+from evalsite.errors import InvalidParameters
+from providers.local import link_key
 from tests.chat.helpers import ed_campaign
 from tests.factories import CampaignFactory, ItemFactory
 

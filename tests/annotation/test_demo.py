@@ -12,11 +12,11 @@ from django.core.management import call_command
 import modelhub.demo
 from annotation.models import Campaign, Item, Judgment
 from annotation.protocols import LiveChat, registry
-from annotation.providers import Arrival
 from annotation.services import worker_visit
 from dashboard.selectors import campaign_row, report_latest
 from modelhub.demo import STREAMING_BOT, demo_endpoints_register
 from modelhub.models import ModelEndpoint
+from providers import Arrival
 
 
 @pytest.fixture

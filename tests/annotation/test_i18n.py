@@ -15,9 +15,9 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.urls import reverse
 
-from annotation.exceptions import InvalidParameters
 from annotation.protocols import registry
 from annotation.services import campaign_create, campaign_settings_update, training_items_add
+from evalsite.errors import InvalidParameters
 from evalsite.translations import catalogs_compile
 from tests.annotation.test_training import TRAINING, ssa_payload
 from tests.chat.helpers import Client, ed_campaign, ws_path
@@ -261,10 +261,10 @@ def _worker_sources() -> set[str]:
         "workerpages/chat.py",
         "annotation/study_pages.py",
         "chat/seats.py",
-        "annotation/providers/base.py",
-        "annotation/providers/local.py",
-        "annotation/providers/prolific.py",
-        "annotation/providers/mturk.py",
+        "providers/base.py",
+        "providers/local.py",
+        "providers/prolific.py",
+        "providers/mturk.py",
         "annotation/services/visits.py",
         "annotation/services/consents.py",
         "annotation/services/assignments.py",

@@ -17,11 +17,11 @@ from django.test import override_settings
 from django.urls import reverse
 
 from annotation.models import Assignment, Judgment, Worker
-from annotation.payments import worker_links
-from annotation.providers import Arrival
 from annotation.services import assignment_token, campaign_create, campaign_set_status
 from chat.models import ChatSeat
 from chat.seats import chat_arrive
+from providers import Arrival
+from recruitment.services import worker_links
 from tests.chat.helpers import Client, ed_campaign
 from tests.factories import CampaignFactory, ItemFactory, likert_payload
 

@@ -12,14 +12,14 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from annotation.datasets.judgments import map_from, read_judgments
-from annotation.exceptions import InvalidParameters
 from annotation.judgment_reads import campaign_judgments_frame
 from annotation.models import Assignment, CampaignTally, Item, Judgment, Worker
-from annotation.providers import Arrival
 from annotation.selectors import campaign_progress
 from annotation.services import campaign_create, campaign_set_status, items_add, worker_visit
 from annotation.services.imports import judgments_import
+from evalsite.errors import InvalidParameters
 from evalstats.aggregation import dawid_skene, majority_vote
+from providers import Arrival
 from tests.annotation.test_tallies import scanned, tallied
 
 DATA = Path(__file__).parent / "data"

@@ -13,10 +13,12 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from annotation import locks
-from annotation.models import Assignment, Campaign, Dialogue, Item, Lease, Payment, Worker
+from annotation.models import Assignment, Campaign, Dialogue, Item, Lease, Worker
 from annotation.services import assignment_set_status
 from chat import locks as chat_locks
 from chat.models import ChatPair, ChatSeat
+from recruitment import locks as recruitment_locks
+from recruitment.models import Payment
 from tests.factories import AssignmentFactory, CampaignFactory, ItemFactory, WorkerFactory
 from tests.test_layers import PACKAGES
 
@@ -24,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Where a row may be locked: every function of a locks module, and the one-row lock of an app
 # too small for a locks module, in the module that writes that row.
-LOCK_MODULES = {"annotation/locks.py", "chat/locks.py", "webhooks/locks.py"}
+LOCK_MODULES = {"annotation/locks.py", "chat/locks.py", "recruitment/locks.py", "webhooks/locks.py"}
 LOCK_FUNCTIONS = {
     ("modelhub/jobs.py", "endpoint_lock"),
     ("dashboard/drafts/store.py", "draft_locked"),
@@ -79,7 +81,7 @@ def test_the_order_names_every_lock_function_of_the_core_and_of_chat():
     doc = ast.get_docstring(ast.parse((ROOT / "annotation/locks.py").read_text())) or ""
     public = [
         node.name
-        for module in ("annotation/locks.py", "chat/locks.py")
+        for module in ("annotation/locks.py", "chat/locks.py", "recruitment/locks.py")
         for node in ast.parse((ROOT / module).read_text()).body
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
     ]
@@ -162,7 +164,7 @@ CASES = {
         lambda r: locks.campaign_lock_by_slug(r["campaign"].slug),
         "campaign",
     ),
-    "payment_lock_by_key": (lambda r: locks.payment_lock_by_key("key-1"), "payment"),
+    "payment_lock_by_key": (lambda r: recruitment_locks.payment_lock_by_key("key-1"), "payment"),
     "pair_lock": (lambda r: chat_locks.pair_lock(r["pair"]), "pair"),
     "dialogue_lock": (lambda r: locks.dialogue_lock(r["dialogue"], with_campaign=True), "dialogue"),
     "seat_dialogue_lock": (lambda r: chat_locks.seat_dialogue_lock(r["seat"].pk), "dialogue"),

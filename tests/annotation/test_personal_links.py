@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from annotation.providers.local import link_key
+from providers.local import link_key
 from tests.factories import CampaignFactory, ItemFactory
 
 LIKERT = {"empathy": "4", "relevance": "5", "fluency": "3"}
@@ -81,10 +81,10 @@ def test_a_link_without_its_key_is_refused_in_the_campaign_s_language(client):
 # as malformed chat frames, stay English (docs/protocols.md, "Languages"); a provider's
 # configuration errors are the researcher's.
 PARTICIPANT_CODE = {
-    "annotation/providers/base.py": {"clean_id"},
-    "annotation/providers/local.py": {"parse_arrival", "identity_check"},
-    "annotation/providers/prolific.py": {"parse_arrival", "identity_check"},
-    "annotation/providers/mturk.py": {"parse_arrival", "identity_check"},
+    "providers/base.py": {"clean_id"},
+    "providers/local.py": {"parse_arrival", "identity_check"},
+    "providers/prolific.py": {"parse_arrival", "identity_check"},
+    "providers/mturk.py": {"parse_arrival", "identity_check"},
     "annotation/services/visits.py": None,
     "annotation/services/consents.py": None,
     "annotation/services/assignments.py": None,

@@ -9,10 +9,8 @@ from django.utils import timezone
 
 from annotation.allocation import item_next, lease_create, leases_release
 from annotation.campaign_settings import CONTROLS, settings_clean
-from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
 from annotation.judgment_reads import campaign_judgments_frame
 from annotation.models import Item, Judgment, Lease, Participation, WorkerBlock
-from annotation.providers import Arrival
 from annotation.quality import (
     quality_review,
     worker_quality,
@@ -29,7 +27,9 @@ from annotation.services import (
     worker_visit,
 )
 from annotation.simulation import StudyShape, study_decisions, study_simulate
+from evalsite.errors import Conflict, InvalidAnswer, InvalidParameters, NotAllowed
 from evalstats.quality_rule import Rule, worker_decisions
+from providers import Arrival
 from tests.factories import ItemFactory, WorkerFactory, likert_payload
 
 GOOD = {"empathy": 4, "relevance": 4, "fluency": 5}

@@ -7,9 +7,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.allocation import item_next
-from annotation.exceptions import Conflict, InvalidAnswer, InvalidParameters, NotAllowed, NotFound
 from annotation.models import Assignment, Campaign, Judgment, Lease
-from annotation.providers import Arrival
 from annotation.services import (
     assignment_authorise,
     assignment_complete,
@@ -22,6 +20,8 @@ from annotation.services import (
     items_add,
     judgment_submit,
 )
+from evalsite.errors import Conflict, InvalidAnswer, InvalidParameters, NotAllowed, NotFound
+from providers import Arrival
 from tests.factories import (
     CampaignFactory,
     ItemFactory,

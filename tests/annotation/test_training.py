@@ -12,21 +12,21 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.campaign_settings import settings_clean
-from annotation.exceptions import Conflict, InvalidParameters
 from annotation.models import (
     Assignment,
     Judgment,
     Lease,
-    Payment,
     Qualification,
     TrainingAnswer,
     TrainingAttempt,
     TrainingItem,
 )
-from annotation.providers import Arrival
 from annotation.selectors import training_summary
 from annotation.services import training_answer, training_items_add
 from annotation.study_pages import study_clean
+from evalsite.errors import Conflict, InvalidParameters
+from providers import Arrival
+from recruitment.models import Payment
 from tests.chat.helpers import ed_campaign
 from tests.concurrency import at_once
 from tests.factories import CampaignFactory, ItemFactory

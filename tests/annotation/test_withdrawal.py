@@ -20,7 +20,6 @@ from annotation.models import (
     Dialogue,
     Item,
     Judgment,
-    Payment,
     Situation,
     Utterance,
     Worker,
@@ -35,6 +34,7 @@ from annotation.services import (
     worker_forget,
 )
 from chat.models import ChatSeat
+from recruitment.models import Payment
 from tests.factories import (
     AssignmentFactory,
     CampaignFactory,

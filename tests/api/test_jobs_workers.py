@@ -4,10 +4,11 @@ import time
 
 import pytest
 
-from annotation.models import Assignment, AuditLog, Payment, Worker
+from annotation.models import Assignment, AuditLog, Worker
 from api.models import IdempotencyKey
 from dashboard import job_builds, services
 from dashboard.models import Job
+from recruitment.models import Payment
 from tests.api.conftest import ApiClient, error_of
 from tests.concurrency import at_once
 

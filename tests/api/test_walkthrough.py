@@ -6,10 +6,11 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from annotation.models import Campaign, Payment
+from annotation.models import Campaign
 from annotation.simulation import crowd_make, crowd_run
 from dashboard import services
 from dashboard.models import Job
+from recruitment.models import Payment
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 

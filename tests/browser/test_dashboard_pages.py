@@ -5,10 +5,10 @@ each reachable from the campaign page, accessible (axe) and free of console erro
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import Publication
-from annotation.payments import LaunchOptions, campaign_launch
-from annotation.providers import Arrival
 from annotation.services.consents import consent_give
+from providers import Arrival
+from recruitment.models import Publication
+from recruitment.services import LaunchOptions, campaign_launch
 from tests.browser.axe import assert_accessible
 from tests.factories import CampaignFactory, ItemFactory, likert_payload
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 
-from annotation.models import Campaign, Publication
+from annotation.models import Campaign
 from modelhub.services import endpoint_register
+from recruitment.models import Publication
 from tests.browser.axe import assert_accessible
 
 pytestmark = [pytest.mark.browser, pytest.mark.axe, pytest.mark.django_db(transaction=True)]

@@ -24,9 +24,9 @@ from django.contrib.auth.models import User
 from playwright.sync_api import BrowserContext, Page
 
 from annotation.models import Assignment, Campaign, Consent, Judgment, Worker
-from annotation.providers.local import link_key
 from annotation.services import campaign_create, campaign_set_status
 from chat.models import ChatSeat
+from providers.local import link_key
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,10 +9,10 @@ from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from annotation.models import Campaign
-from annotation.providers import Arrival
 from annotation.services import assignment_token, campaign_create, campaign_set_status
 from chat.seats import chat_arrive
 from evalsite.asgi import application
+from providers import Arrival
 
 ORIGIN = [(b"origin", b"http://localhost")]
 SITUATION = "I finally finished the marathon I had trained for all year long."

@@ -5,14 +5,14 @@ from datetime import timedelta
 import pytest
 from django.db.models import Count
 
-from annotation.exceptions import InvalidAnswer, NotAllowed
 from annotation.models import Item, Judgment
-from annotation.providers import Arrival
 from annotation.quality import worker_soft_block
 from annotation.services import campaign_settings_update
 from chat import bot
 from chat.seats import chat_arrive
+from evalsite.errors import InvalidAnswer, NotAllowed
 from modelhub.services import endpoint_register
+from providers import Arrival
 from tests.chat.helpers import ssa_campaign
 
 LABELS = {"sensible": "yes", "specific": "no"}

@@ -14,11 +14,11 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.utils import timezone
 
 from annotation.models import Assignment, Dialogue, Situation, Utterance
-from annotation.providers import Arrival
 from chat.empathetic import lobby_release_expired
 from chat.frames import MAX_FRAME_BYTES
 from chat.models import ChatSeat
 from chat.seats import chat_arrive, chat_state
+from providers import Arrival
 from tests.chat.helpers import SITUATION, Client, ed_campaign, paired, ws_path
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -4,8 +4,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Campaign, Dialogue, Utterance
-from annotation.providers import Arrival
 from annotation.services import campaign_set_status, worker_get_or_create, worker_visit
+from providers import Arrival
 from tests.chat.helpers import ed_campaign
 
 pytestmark = pytest.mark.django_db

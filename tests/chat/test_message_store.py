@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from annotation.exceptions import Conflict, InvalidAnswer
 from annotation.models import Assignment, Dialogue, Utterance
-from annotation.providers import Arrival
 from chat.frames import NotYours, OutOfTurn
 from chat.messages import message_store
 from chat.models import ChatSeat
 from chat.seats import chat_arrive
 from chat.states import seat_set_stage
+from evalsite.errors import Conflict, InvalidAnswer
+from providers import Arrival
 from tests.chat.helpers import ed_campaign
 from tests.factories import WorkerFactory
 

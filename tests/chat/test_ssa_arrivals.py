@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 from django.db import close_old_connections, connection
 
-from annotation.providers import Arrival
 from chat.models import ChatSeat
 from chat.seats import chat_arrive
+from providers import Arrival
 from tests.chat.helpers import ssa_campaign
 
 

@@ -8,13 +8,13 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.utils import timezone
 
-from annotation.exceptions import InvalidParameters
 from annotation.models import Dialogue
 from annotation.protocols import registry
 from annotation.selectors import campaign_report
 from annotation.tasks import assignments_housekeeping
 from chat.bot import RATINGS_WAIT_S, ratings_sweep
 from chat.models import ChatSeat
+from evalsite.errors import InvalidParameters
 from tests.chat.helpers import Client, ssa_campaign, ws_path
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_eager")]

@@ -8,12 +8,12 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from annotation.admin import CampaignForm
-from annotation.exceptions import InvalidParameters
 from annotation.models import Campaign, Dialogue, Item, Judgment, Utterance
 from annotation.protocols import registry
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create
 from chat.seats import reply_fits
+from evalsite.errors import InvalidParameters
 from tests.chat.helpers import Client, ssa_campaign, ws_path
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_eager")]

@@ -9,13 +9,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.exceptions import Conflict
 from annotation.models import Dialogue
-from annotation.providers import Arrival
 from annotation.services.dialogues import DIALOGUE_TRANSITIONS, dialogue_set_status
 from chat.models import ChatSeat
 from chat.seats import chat_arrive
 from chat.states import SEAT_TRANSITIONS, seat_set_stage
+from evalsite.errors import Conflict
+from providers import Arrival
 from tests.chat.helpers import ed_campaign
 
 pytestmark = pytest.mark.django_db

@@ -7,10 +7,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Assignment, Consent, Judgment, Lease
-from annotation.providers import Arrival
 from annotation.services import worker_forget
 from annotation.services.consents import consent_give
 from dashboard.items import PAGE_SIZE
+from providers import Arrival
 from tests.factories import CampaignFactory, ItemFactory, WorkerFactory, likert_payload
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,6 @@ from annotation.models import (
     Dialogue,
     Judgment,
     Participation,
-    Payment,
     Situation,
     Utterance,
     Worker,
@@ -28,6 +27,7 @@ from dashboard import services
 from dashboard.items import campaign_questions
 from dashboard.models import Job
 from dashboard.selectors import campaign_rows
+from recruitment.models import Payment
 from tests.factories import CampaignFactory
 
 pytestmark = pytest.mark.django_db
@@ -468,7 +468,7 @@ def test_a_provider_error_part_way_keeps_what_was_approved_and_says_what_was_not
 ) -> None:
     from django.db.models import Count
 
-    from annotation.exceptions import Conflict
+    from evalsite.errors import Conflict
 
     busiest = (
         Assignment.objects.filter(campaign=filled, status=Assignment.Status.SUBMITTED)

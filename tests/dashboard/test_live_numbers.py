@@ -114,10 +114,10 @@ def test_interactive_ssa_labels_count_in_the_live_numbers(researcher) -> None:
     import random
 
     from annotation.protocols import registry
-    from annotation.providers import Arrival
     from chat import bot
     from chat.seats import chat_arrive
     from modelhub.services import endpoint_register
+    from providers import Arrival
     from tests.chat.helpers import ssa_campaign
 
     endpoint_register(name="generic-bot", backend="generic_bot")

@@ -8,8 +8,9 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from annotation.models import Campaign, Publication
+from annotation.models import Campaign
 from dashboard.money import campaign_currencies, money_text
+from recruitment.models import Publication
 from tests.factories import CampaignFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db

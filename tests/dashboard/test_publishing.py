@@ -6,7 +6,8 @@ import html
 import pytest
 from django.urls import reverse
 
-from annotation.models import AuditLog, Hit, Publication
+from annotation.models import AuditLog
+from recruitment.models import Hit, Publication
 from tests.factories import CampaignFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db

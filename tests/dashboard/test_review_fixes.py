@@ -10,12 +10,12 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.exceptions import Conflict, InvalidParameters
-from annotation.models import Assignment, AuditLog, Campaign, Payment, Worker
-from annotation.payments import campaign_budget_set
-from annotation.services import campaign_settings_update
+from annotation.models import Assignment, AuditLog, Campaign, Worker
+from annotation.services import campaign_budget_set, campaign_settings_update
 from dashboard import glossary
 from dashboard.models import Job
+from evalsite.errors import Conflict, InvalidParameters
+from recruitment.models import Payment
 from tests.factories import CampaignFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db
@@ -125,7 +125,7 @@ def test_bulk_approve_of_everyone_leaves_nothing_submitted(ada, filled) -> None:
 def test_review_by_quality_control_lists_its_decisions_then_carries_them_out(
     ada, researcher
 ) -> None:
-    from annotation.models import Publication
+    from recruitment.models import Publication
     from tests.factories import AssignmentFactory, JudgmentFactory
 
     campaign = CampaignFactory(owner=researcher, status="live", budget=Decimal("20"))

@@ -13,12 +13,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import AuditLog, Campaign, Item, Publication
+from annotation.models import AuditLog, Campaign, Item
 from annotation.protocols import LiveChat, registry
 from annotation.study_pages import STUDY_FIELDS
 from dashboard import drafts
 from modelhub.models import GenerationJob
 from modelhub.services import endpoint_register, generation_job_run
+from recruitment.models import Publication
 from tests.factories import CampaignFactory, ItemFactory
 
 pytestmark = pytest.mark.django_db

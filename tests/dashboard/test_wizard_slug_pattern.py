@@ -9,8 +9,8 @@ import subprocess
 import pytest
 from django.urls import reverse
 
-from annotation.exceptions import AnnotationError
 from annotation.services.campaigns import campaign_create
+from evalsite.errors import AnnotationError
 
 pytestmark = pytest.mark.django_db
 

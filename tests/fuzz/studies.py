@@ -6,9 +6,9 @@ from typing import Any
 
 from annotation.models import Campaign
 from annotation.protocols import LiveChat, registry
-from annotation.providers import local
 from annotation.services import campaign_create, campaign_set_status, items_add
 from modelhub.services import endpoint_register
+from providers import local
 from tests.factories import likert_payload
 
 REDUNDANCY = 1000  # every generated worker finds an item

@@ -13,13 +13,13 @@ from django.utils import timezone
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from annotation.exceptions import AnnotationError
-from annotation.providers import Arrival
 from chat import bot, empathetic
 from chat.frames import FRAME_FIELDS, frame_parse
 from chat.models import ChatSeat
 from chat.modes import frame_handle
 from chat.seats import chat_arrive, seat_connect
+from evalsite.errors import AnnotationError
+from providers import Arrival
 from tests.fuzz.strategies import bounded, hostile_text, json_text, json_values, nested
 from tests.fuzz.studies import studies_create
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.exceptions import InvalidParameters, NotAllowed, NotFound
 from annotation.models import Assignment, CampaignTally, Judgment, Worker
 from annotation.services.assignments import (
     assignment_model_rater_get,
@@ -13,6 +12,7 @@ from annotation.services.assignments import (
 )
 from annotation.services.judgments import ModelAnswer, judgments_store_model
 from annotation.services.workers import worker_model_rater_get
+from evalsite.errors import InvalidParameters, NotAllowed, NotFound
 from tests.concurrency import at_once
 from tests.factories import AssignmentFactory, CampaignFactory, ItemFactory
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.exceptions import InvalidParameters
 from annotation.protocols import Judged, registry
+from evalsite.errors import InvalidParameters
 from judges.parse import Refused, answers_clean, choice_best, reply_json
 from judges.prompts import (
     item_questions,

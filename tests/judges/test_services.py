@@ -9,9 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.exceptions import InvalidParameters
 from annotation.models import Assignment, Judgment, Worker
 from evalsite.celery import app
+from evalsite.errors import InvalidParameters
 from judges import services
 from judges.services import judge_start
 from modelhub.models import Generation, GenerationJob

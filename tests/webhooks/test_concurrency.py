@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.exceptions import Conflict
 from annotation.models import Campaign
 from annotation.services import campaign_set_status
+from evalsite.errors import Conflict
 from tests.concurrency import at_once
 from tests.factories import CampaignFactory, ItemFactory
 from webhooks.models import Event, WebhookDelivery

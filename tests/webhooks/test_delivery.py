@@ -223,7 +223,7 @@ def test_a_broker_that_is_down_leaves_the_delivery_to_the_sweep(
     ],
 )
 def test_bad_urls_are_refused(owned, url, private_allowed) -> None:
-    from annotation.exceptions import InvalidParameters
+    from evalsite.errors import InvalidParameters
 
     with pytest.raises(InvalidParameters):
         services.webhook_create(campaign=owned, url=url, events=["job.done"])
@@ -242,7 +242,7 @@ def test_bad_urls_are_refused(owned, url, private_allowed) -> None:
     ],
 )
 def test_private_addresses_are_refused_unless_allowed(owned, url, settings) -> None:
-    from annotation.exceptions import InvalidParameters
+    from evalsite.errors import InvalidParameters
 
     settings.WEBHOOKS_ALLOW_PRIVATE = False
     with pytest.raises(InvalidParameters, match="private or local"):
@@ -262,7 +262,7 @@ def test_a_private_address_at_send_time_is_not_contacted(
 
 
 def test_unknown_or_no_events_are_refused(owned, receiver, private_allowed) -> None:
-    from annotation.exceptions import InvalidParameters
+    from evalsite.errors import InvalidParameters
 
     for events in ([], ["job.started"], "job.done"):
         with pytest.raises(InvalidParameters):

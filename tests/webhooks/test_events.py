@@ -11,10 +11,10 @@ import pytest
 from django.test import Client
 
 from annotation.models import Assignment, Campaign
-from annotation.payments import bonus_pay
 from annotation.quality import worker_soft_block, worker_unblock
 from annotation.services import campaign_set_status
 from dashboard.services import job_run, job_start
+from recruitment.services import bonus_pay
 from tests.annotation.test_views import ANSWERS, form_of, submit_url, task_url
 from tests.factories import AssignmentFactory, CampaignFactory, ItemFactory, WorkerFactory
 from webhooks import services, transport

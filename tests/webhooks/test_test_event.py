@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.exceptions import InvalidParameters
+from evalsite.errors import InvalidParameters
 from webhooks.models import SUBSCRIBABLE, Event, WebhookDelivery
 from webhooks.services import delivery_attempt, webhook_create, webhook_events_clean
 

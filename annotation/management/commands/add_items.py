@@ -13,10 +13,10 @@ from annotation.datasets.readers import (
     read_training_lines,
 )
 from annotation.datasets.records import CorpusError
-from annotation.exceptions import AnnotationError
 from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign
 from annotation.services import items_add, training_items_add
+from evalsite.errors import AnnotationError
 
 
 class Command(BaseCommand):

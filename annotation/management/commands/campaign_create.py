@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.exceptions import AnnotationError
 from annotation.studyfiles import study_create, study_read
+from evalsite.errors import AnnotationError
 
 
 class Command(BaseCommand):

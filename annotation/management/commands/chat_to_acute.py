@@ -5,7 +5,6 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.exceptions import AnnotationError
 from annotation.items_acute import (
     Conversation,
     acute_items_add,
@@ -13,6 +12,7 @@ from annotation.items_acute import (
     conversations_from_dataset,
 )
 from annotation.models import Campaign, Dataset
+from evalsite.errors import AnnotationError
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.management.commands._provider_cli import PROVIDERS, actor, add_actor, run
+from annotation.management.cli import PROVIDERS, actor, add_actor, run
 from annotation.models import Campaign, Worker
 from annotation.services import worker_forget
 

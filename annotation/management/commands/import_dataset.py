@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.datasets import READERS, DatasetError
 from annotation.datasets.services import dataset_import
 from annotation.deidentify import Deidentifier, names_read
-from annotation.exceptions import AnnotationError
+from evalsite.errors import AnnotationError
 
 
 class Command(BaseCommand):

@@ -18,10 +18,10 @@ from annotation.datasets.judgments import (
     read_judgments,
 )
 from annotation.datasets.records import CorpusError
-from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from annotation.protocols import registry
 from annotation.services import judgments_import
+from evalsite.errors import AnnotationError
 
 
 class _DryRun(Exception):

@@ -11,7 +11,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.datasets import DatasetError
 from annotation.datasets.records import DialogueRecord, UtteranceRecord
 from annotation.datasets.sources import EMOCONTEXT_LABELS, read_emocontext
-from annotation.exceptions import AnnotationError
 from annotation.items import campaign_items_from_dialogues
 from annotation.mining import (
     candidates_mine,
@@ -22,6 +21,7 @@ from annotation.mining import (
 )
 from annotation.models import Campaign
 from annotation.protocols.emocontext import SPEAKERS
+from evalsite.errors import AnnotationError
 
 EMOTIONS = ("happy", "sad", "angry")
 

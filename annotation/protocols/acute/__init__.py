@@ -24,7 +24,6 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     ALLOCATION_PARAMETER_HELP,
     ALLOCATION_PARAMETERS,
@@ -35,6 +34,7 @@ from annotation.protocols.base import (
     Simulated,
 )
 from annotation.protocols.pairwise import order_shown, outcome
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import adaptive, figures, ranking, reports, uncertainty
 
 # The paper's four optimized questions (Li et al. 2019, Table 2), in its wording.

@@ -19,7 +19,6 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     GoldChecks,
     Judged,
@@ -30,6 +29,7 @@ from annotation.protocols.base import (
     context_clean,
     label_simulated,
 )
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import reports
 from evalstats.emotion_labels import distribution_figure, kappa_by_source
 

@@ -19,7 +19,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from annotation.datasets.records import EMOCONTEXT_LABELS, DialogueRecord, UtteranceRecord
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     DialogueItems,
     GoldChecks,
@@ -30,6 +29,7 @@ from annotation.protocols.base import (
     Simulated,
     label_simulated,
 )
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import aggregation, reports
 from evalstats.emotion_labels import distribution_figure, kappa_by_source
 from evalstats.options import report_options

@@ -32,7 +32,6 @@ import pandas as pd
 from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
 from annotation.datasets.records import EMOTIONLINES_LABELS, DialogueRecord, UtteranceRecord
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     DialogueItems,
     GoldChecks,
@@ -44,6 +43,7 @@ from annotation.protocols.base import (
     Simulated,
 )
 from annotation.protocols.emotionlines.planner import kappa_design
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import aggregation
 from evalstats.emotion_labels import (
     distribution_figure,

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import LiveChat, Question, Report
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import figures
 
 # ED's published range of the shares of its labels, in % (Rashkin et al. 2019).

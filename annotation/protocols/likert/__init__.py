@@ -17,7 +17,6 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     GoldChecks,
     Judged,
@@ -30,6 +29,7 @@ from annotation.protocols.base import (
     context_clean,
 )
 from annotation.protocols.likert.planner import likert_design
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import figures, reports, uncertainty
 from evalstats.planner import LikertDesign
 

@@ -22,7 +22,6 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     ALLOCATION_PARAMETER_HELP,
     ALLOCATION_PARAMETERS,
@@ -38,6 +37,7 @@ from annotation.protocols.base import (
     context_clean,
 )
 from annotation.protocols.pairwise.planner import ab_design
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import adaptive, figures, ranking, reports, uncertainty
 from evalstats.options import report_options
 from evalstats.planner import ABDesign

@@ -20,7 +20,6 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     GoldChecks,
     Judged,
@@ -33,6 +32,7 @@ from annotation.protocols.base import (
 )
 from annotation.protocols.likert import LikertProtocol, likert_items
 from annotation.protocols.ssa.planner import ssa_design
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import aggregation, agreement, cluster_bootstrap, figures, reports, uncertainty
 from evalstats.options import report_options
 from evalstats.planner import SSADesign

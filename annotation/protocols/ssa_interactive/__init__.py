@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols.base import (
     LiveChat,
     Planned,
@@ -44,6 +43,7 @@ from annotation.protocols.base import (
 from annotation.protocols.empathetic_chat import _ranges_check
 from annotation.protocols.ssa import SSAProtocol, ssa_figure, ssa_labels, ssa_scores
 from annotation.protocols.ssa_interactive.planner import chat_design
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import cluster_bootstrap, figures
 from evalstats.options import report_options
 from evalstats.planner import ChatDesign

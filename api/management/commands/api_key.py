@@ -5,8 +5,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.exceptions import AnnotationError
 from api.keys import api_key_create, api_key_revoke, api_keys_of
+from evalsite.errors import AnnotationError
 
 
 class Command(BaseCommand):

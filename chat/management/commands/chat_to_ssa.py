@@ -4,9 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from chat.human_ssa import ssa_campaign_from_conversations
+from evalsite.errors import AnnotationError
 
 
 class Command(BaseCommand):

@@ -13,7 +13,6 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.datasets.records import DatasetError
-from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from annotation.selectors import campaign_report
 from dashboard.models import Job
@@ -30,6 +29,7 @@ from evalsite.demo import (
 from evalsite.demo.acute import acute_study_run
 from evalsite.demo.chat import SSA_CHAT, chat_studies_create, ssa_chats_simulate
 from evalsite.demo.judge import judges_demo
+from evalsite.errors import AnnotationError
 from evalstats.reports import report_text, report_write
 from modelhub.demo import STREAMING_BOT, demo_endpoints_register
 

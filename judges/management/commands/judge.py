@@ -9,9 +9,9 @@ from typing import Any
 import yaml
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.exceptions import AnnotationError
 from annotation.models import Campaign
 from annotation.protocols import registry
+from evalsite.errors import AnnotationError
 from judges.prompts import template_clean, template_default
 from judges.services import MAX_ATTEMPTS, MAX_BATCH, MODES, judge_start
 from modelhub.models import GenerationJob, ModelEndpoint

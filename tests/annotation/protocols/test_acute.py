@@ -11,12 +11,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from scipy.stats import binomtest
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.models import Judgment
 from annotation.protocols import registry
 from annotation.protocols.acute import PUBLISHED
 from annotation.protocols.pairwise import outcome
 from annotation.selectors import campaign_report
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from tests.factories import CampaignFactory, ItemFactory
 
 ACUTE = registry.get("acute")

@@ -8,9 +8,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.exceptions import InvalidParameters
 from annotation.items_acute import Conversation, acute_items_add, conversations_from_campaign
 from annotation.models import Campaign, Dialogue, Item, Utterance
+from evalsite.errors import InvalidParameters
 from tests.factories import CampaignFactory
 
 pytestmark = pytest.mark.django_db

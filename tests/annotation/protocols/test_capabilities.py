@@ -9,7 +9,6 @@ from django.conf import settings
 from django.test import override_settings
 from django.urls import reverse
 
-from annotation.exceptions import InvalidParameters
 from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign, Judgment
 from annotation.protocols import (
@@ -24,6 +23,7 @@ from annotation.protocols import (
 )
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create, campaign_set_status, items_add
+from evalsite.errors import InvalidParameters
 
 ROOT = Path(__file__).resolve().parents[3]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"

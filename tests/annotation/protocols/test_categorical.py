@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.models import Participation, Worker
 from annotation.protocols import GoldChecks, registry
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create, campaign_set_status, items_add
 from annotation.simulation import crowd_make, crowd_run
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats.agreement import fleiss_kappa
 from evalstats.options import report_options_set
 

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols import registry
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats.agreement import fleiss_kappa
 from evalstats.emotion_eval import emocontext_scores, emotionlines_accuracy
 

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from annotation.allocation import item_next
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.models import Judgment
 from annotation.protocols import registry
 from annotation.services import assignment_start, campaign_create, judgment_submit
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats.agreement import fleiss_kappa, fleiss_kappa_ci
 from evalstats.emotion_labels import (
     gold_labels,
@@ -277,8 +277,8 @@ def test_launch_pays_by_the_protocols_dialogue_length_buckets():
     from decimal import Decimal
 
     from annotation.models import Campaign
-    from annotation.payments import LaunchOptions
-    from annotation.payments.launch import launch_preview
+    from recruitment.launch import launch_preview
+    from recruitment.services import LaunchOptions
 
     campaign = CampaignFactory(
         protocol="emotionlines",

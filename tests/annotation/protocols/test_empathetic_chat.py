@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.protocols import LiveChat, registry
 from annotation.protocols.empathetic_chat import EMOTIONS, labels_offer, sentences
+from evalsite.errors import InvalidAnswer, InvalidParameters
 
 ED = registry.get("empathetic_chat")
 PARAMS = ED.clean_parameters({})

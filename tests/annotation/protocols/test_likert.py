@@ -6,9 +6,9 @@ import random
 import pandas as pd
 import pytest
 
-from annotation.exceptions import InvalidParameters
 from annotation.protocols import registry
 from annotation.protocols.likert import likert_items
+from evalsite.errors import InvalidParameters
 
 LIKERT = registry.get("likert")
 PARAMS = LIKERT.clean_parameters({"reference_model": "A", "min_ratings_per_model": 4})

@@ -6,12 +6,12 @@ from html import unescape
 import pandas as pd
 import pytest
 
-from annotation.exceptions import InvalidAnswer, InvalidParameters
 from annotation.models import Judgment
 from annotation.protocols import registry
 from annotation.protocols.pairwise import outcome, pairwise_items
 from annotation.quality import worker_quality
 from annotation.services import items_add
+from evalsite.errors import InvalidAnswer, InvalidParameters
 from tests.factories import CampaignFactory, ItemFactory
 
 AB = registry.get("pairwise")

@@ -4,11 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.exceptions import InvalidAnswer
 from annotation.models import Judgment
 from annotation.protocols import registry
 from annotation.protocols.ssa import ssa_scores
 from annotation.services import campaign_create
+from evalsite.errors import InvalidAnswer
 from tests.factories import CampaignFactory, ItemFactory, likert_payload
 
 SSA = registry.get("ssa")

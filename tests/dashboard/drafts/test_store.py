@@ -11,7 +11,6 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.exceptions import Conflict
 from annotation.models import Campaign
 from dashboard.drafts import (
     DRAFT_KEPT_FOR,
@@ -28,6 +27,7 @@ from dashboard.drafts.store import draft_state_update
 from dashboard.models import Draft
 from dashboard.tasks import jobs_expire
 from evalsite.celery import app
+from evalsite.errors import Conflict
 from modelhub.models import GenerationJob
 from modelhub.services import endpoint_register, generation_job_run
 from tests.factories import CampaignFactory

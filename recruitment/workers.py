@@ -1,0 +1,220 @@
+"""Workers and providers: verifying an arrival, the hand-back at the end, blocks, messages."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from annotation.models import Assignment, AuditLog, Campaign, Worker, WorkerBlock
+from annotation.services import audit_add
+from annotation.services.workers import worker_block_lift, worker_block_record
+from evalsite.errors import InvalidParameters, NotAllowed
+from providers import PROVIDER_NAMES, Arrival, Provider, provider_get
+from providers.base import Completion, Eligibility, clean_id
+from providers.local import link_key
+from recruitment.models import Publication
+
+
+def _publication(campaign: Campaign, provider: str) -> Publication | None:
+    return (
+        Publication.objects.filter(campaign=campaign, provider=provider)
+        .exclude(status=Publication.Status.FAILED)
+        .first()
+    )
+
+
+def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> None:
+    """Refuse an arrival that the campaign's publications do not vouch for.
+
+    The link must prove the worker id (a local link: the key issued for this worker, unless
+    the campaign allows open links). A campaign published nowhere is reached by local links
+    (demo, lab). Once published, a worker must come through one of its providers, on one of
+    its HITs/studies; an assignment id already bound to another worker or HIT is refused; a
+    blocked worker is refused; and the provider may check further (Prolific: the session
+    must be this participant's, active).
+    """
+    if arrival.preview:
+        return
+    provider = provider_get(arrival.provider)
+    provider.identity_check(campaign=campaign.slug, open_links=campaign.open_links, arrival=arrival)
+    worker = Worker.objects.filter(provider=arrival.provider, external_id=arrival.worker_id).first()
+    if worker is not None and WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists():
+        raise NotAllowed("You cannot take part in this study.")
+    if not Publication.objects.filter(campaign=campaign).exists():
+        return
+    publication = _publication(campaign, arrival.provider)
+    if publication is None:
+        raise NotAllowed(f"This study is not offered through {provider.title}.")
+    eligibility = Eligibility.from_config(publication.config.get("eligibility"))
+    if arrival.worker_id in eligibility.block_workers or (
+        eligibility.allow_workers and arrival.worker_id not in eligibility.allow_workers
+    ):
+        raise NotAllowed("You cannot take part in this study.")
+    if provider.remote and not publication.hits.filter(external_id=arrival.hit_id).exists():
+        raise NotAllowed("This link does not belong to one of this study's HITs.")
+    first = True
+    if arrival.assignment_id:
+        known = (
+            Assignment.objects.filter(
+                campaign=campaign, provider_assignment_id=arrival.assignment_id
+            )
+            .select_related("worker")
+            .first()
+        )
+        if known is not None:
+            if (known.worker.provider, known.worker.external_id) != (
+                arrival.provider,
+                arrival.worker_id,
+            ):
+                raise NotAllowed("This assignment belongs to another worker.")
+            if known.provider_hit_id and known.provider_hit_id != arrival.hit_id:
+                raise NotAllowed("This assignment belongs to another HIT.")
+            first = False
+    provider.verify_arrival(config=publication.config, arrival=arrival, first=first)
+
+
+def assignment_completion(*, assignment: Assignment) -> Completion:
+    """Return how the end screen hands this finished assignment back to its provider."""
+    name = assignment.worker.provider
+    if name not in PROVIDER_NAMES:  # the simulated crowd
+        return Completion(kind="code", code=assignment.completion_code)
+    publication = _publication(assignment.campaign, name)
+    config: dict[str, Any] = dict(publication.config) if publication else {}
+    return provider_get(name).completion(
+        config=config,
+        assignment_id=assignment.provider_assignment_id,
+        submit_to=assignment.submit_to,
+        code=assignment.completion_code,
+    )
+
+
+# How many personal links one request may issue.
+MAX_LINKS = 10_000
+
+
+def worker_links(
+    *, campaign: Campaign, worker_ids: Sequence[str] = (), count: int = 0, base_url: str = ""
+) -> list[tuple[str, str]]:
+    """Return (worker id, personal signed link) for the given ids and ``count`` new random
+    ones (``p-`` + 10 hex digits): the links a researcher sends to a local study's workers.
+
+    A link opens this study for this worker only (``LocalProvider.identity_check``); nothing
+    is stored, so issuing a link again gives the same link. ``base_url`` (e.g.
+    ``https://evalsite.example.org``) is put before the task path.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise InvalidParameters("The number of new links must be a whole number ≥ 0.")
+    ids = [clean_id(str(w).strip(), "worker id") for w in worker_ids]
+    ids += [f"p-{secrets.token_hex(5)}" for _ in range(count)]
+    if not ids:
+        raise InvalidParameters("Give worker ids or a number of new links.")
+    if len(ids) > MAX_LINKS:
+        raise InvalidParameters(f"At most {MAX_LINKS} links at once.")
+    if len(set(ids)) != len(ids):
+        raise InvalidParameters("A worker id appears twice.")
+    path = reverse("annotation:task", args=[campaign.slug])
+    root = base_url.rstrip("/")
+    return [
+        (w, f"{root}{path}?{urlencode({'workerId': w, 'key': link_key(campaign.slug, w)})}")
+        for w in ids
+    ]
+
+
+def _remote(worker: Worker) -> Provider | None:
+    """Return the worker's provider if it keeps a side of its own (blocks, money), else None."""
+    if worker.provider not in PROVIDER_NAMES:
+        return None
+    provider = provider_get(worker.provider)
+    return provider if provider.remote else None
+
+
+def _provider_configs(provider: str) -> list[dict[str, Any]]:
+    """Return one config per distinct account/endpoint this provider was published with."""
+    seen: dict[str, dict[str, Any]] = {}
+    for publication in Publication.objects.filter(provider=provider).exclude(
+        status=Publication.Status.FAILED
+    ):
+        config = publication.config
+        key = str(config.get("block_group") or (config.get("endpoint_url"), config.get("sandbox")))
+        seen.setdefault(key, dict(config))
+    return list(seen.values())
+
+
+def worker_block(
+    *, worker: Worker, reason: str, actor: str, campaign: Campaign | None = None
+) -> WorkerBlock:
+    """Block a worker from all our studies, on the provider's side too (idempotent).
+
+    MTurk: CreateWorkerBlock on each endpoint we published on; Prolific: the blocklist group
+    of each study. The provider is told first; if it refuses, nothing is recorded. The audit
+    line names ``campaign`` when the block was decided from one (the dashboard).
+    """
+    reason = reason.strip()
+    if not reason:
+        raise InvalidParameters("Give a reason for the block; the worker may be shown it.")
+    existing = WorkerBlock.objects.filter(worker=worker, lifted_at=None).first()
+    if existing is not None:
+        return existing
+    provider = _remote(worker)
+    if provider is not None:
+        for config in _provider_configs(worker.provider):
+            provider.block(config=config, worker_id=worker.external_id, reason=reason)
+    block, created = worker_block_record(worker=worker, reason=reason, actor=actor)
+    if not created:  # blocked concurrently
+        return block
+    audit_add(
+        action=AuditLog.Action.BLOCK,
+        actor=actor,
+        campaign=campaign,
+        provider=worker.provider,
+        worker=worker,
+        detail=reason,
+    )
+    return block
+
+
+def worker_unblock(*, worker: Worker, reason: str, actor: str) -> WorkerBlock | None:
+    """Lift the worker's block here and on the provider (idempotent); return it if there was one."""
+    block = WorkerBlock.objects.filter(worker=worker, lifted_at=None).first()
+    if block is None:
+        return None
+    provider = _remote(worker)
+    if provider is not None:
+        for config in _provider_configs(worker.provider):
+            provider.unblock(
+                config=config, worker_id=worker.external_id, reason=reason or "Unblocked"
+            )
+    worker_block_lift(block=block, actor=actor)
+    audit_add(
+        action=AuditLog.Action.UNBLOCK,
+        actor=actor,
+        provider=worker.provider,
+        worker=worker,
+        detail=reason,
+    )
+    return block
+
+
+def workers_notify(
+    *, publication: Publication, workers: Sequence[Worker], subject: str, message: str, actor: str
+) -> int:
+    """Send the workers a message through the publication's provider; return how many."""
+    if not message.strip():
+        raise InvalidParameters("The message is empty.")
+    ids = [w.external_id for w in workers if w.provider == publication.provider]
+    if ids:
+        provider_get(publication.provider).notify(
+            config=publication.config, worker_ids=ids, subject=subject, message=message
+        )
+        audit_add(
+            action=AuditLog.Action.NOTIFY,
+            actor=actor,
+            campaign=publication.campaign,
+            provider=publication.provider,
+            detail=f"{len(ids)} worker(s): {subject}",
+        )
+    return len(ids)

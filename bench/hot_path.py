@@ -72,7 +72,8 @@ def chat_messages(pairs: int, messages: int) -> tuple[float, float]:
     from annotation.services import campaign_create, campaign_set_status
     from chat import empathetic
     from chat.models import ChatSeat
-    from chat.seats import chat_arrive, pair_dialogues, seat_connect
+    from chat.seats import chat_arrive, seat_connect
+    from chat.snapshot import pair_dialogues
     from providers import Arrival
 
     # Open links where the revision has them (a bare workerId); older ones had nothing else.

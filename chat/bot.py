@@ -44,16 +44,8 @@ from chat.locks import seat_dialogue_lock
 from chat.messages import message_store
 from chat.models import ChatSeat
 from chat.notify import seat_partial, seats_notify
-from chat.seats import (
-    bot_labels,
-    bot_turn_enqueue,
-    bot_turn_item,
-    bot_turn_key,
-    older_than,
-    protocol_of,
-    reply_fits,
-    seat_finish,
-)
+from chat.seats import bot_turn_enqueue, older_than, protocol_of, seat_finish
+from chat.snapshot import bot_labels, bot_turn_item, bot_turn_key, reply_fits
 from chat.states import seat_set_stage
 from evalsite.errors import Conflict, NotFound
 from modelhub.backends import Reply

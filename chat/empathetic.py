@@ -41,13 +41,8 @@ from chat.layer import layer_troubled, outage_seconds
 from chat.locks import pair_lock, seat_lock, seat_lock_first
 from chat.messages import message_store
 from chat.models import ChatPair, ChatSeat
-from chat.seats import (
-    older_than,
-    pair_dialogues,
-    protocol_of,
-    role_in,
-    seat_finish,
-)
+from chat.seats import older_than, protocol_of, seat_finish
+from chat.snapshot import pair_dialogues, role_in
 from chat.states import seat_set_stage
 
 

@@ -66,16 +66,7 @@ def message_store(
         raise NotYours("This message names a conversation you are not in.")
     if role and role != speaker:
         raise NotYours(f"You write as the {speaker} in this conversation, not as {role[:20]!r}.")
-    text = text.strip()
-    if not text:
-        raise InvalidAnswer(
-            gettext("Write a message first."), fields={"text": gettext("Empty message.")}
-        )
-    if len(text) > max_chars:
-        raise InvalidAnswer(
-            gettext("Please keep a message under %(most)s characters.") % {"most": max_chars},
-            fields={"text": gettext("Too long.")},
-        )
+    text = _text_clean(text, max_chars)
     index = turn()
     utterance_add(
         dialogue=dialogue,
@@ -90,3 +81,18 @@ def message_store(
         dialogue_update(dialogue, flag="paste")
     activity_touch(seat, now)
     return Sent(index=index, created=True, notify=[seat.pk])
+
+
+def _text_clean(text: str, max_chars: int) -> str:
+    """Return the message without surrounding blanks; refuse it empty or too long."""
+    text = text.strip()
+    if not text:
+        raise InvalidAnswer(
+            gettext("Write a message first."), fields={"text": gettext("Empty message.")}
+        )
+    if len(text) > max_chars:
+        raise InvalidAnswer(
+            gettext("Please keep a message under %(most)s characters.") % {"most": max_chars},
+            fields={"text": gettext("Too long.")},
+        )
+    return text

@@ -20,7 +20,8 @@ from django.utils import timezone
 from chat import bot, empathetic
 from chat.frames import Frame, FrameError, Outcome
 from chat.models import ChatSeat
-from chat.seats import chat_state, protocol_of
+from chat.seats import protocol_of
+from chat.snapshot import chat_state
 
 # How each chat mode a protocol declares (``LiveChat.chat_mode``) handles a frame.
 HANDLERS: dict[str, Callable[..., Outcome]] = {

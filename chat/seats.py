@@ -1,10 +1,9 @@
-"""Seats: a worker's arrival in a live chat campaign, their websocket, and what they see.
+"""Seats: a worker's arrival in a live chat campaign and their websocket.
 
 A seat is created once per assignment, when the worker opens the task link; the page then
 opens a websocket that authenticates with the same provider parameters and the signed
 assignment token as the rest of the worker pages (no cookies: the page may be in MTurk's
-iframe). ``chat_state`` is the whole view of one seat, recomputed from the database for every
-frame the browser gets, so a reload or a reconnect shows exactly what is stored.
+iframe). What the worker sees of their seat is ``chat.snapshot``.
 """
 
 from __future__ import annotations
@@ -20,21 +19,17 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
-from django.utils.translation import gettext, gettext_lazy
 
 from annotation.locks import campaign_lock
 from annotation.models import (
     Assignment,
     Campaign,
     Dialogue,
-    Item,
-    Judgment,
     Situation,
     Worker,
 )
 from annotation.protocols import LiveChat, registry
 from annotation.protocols.empathetic_chat import labels_offer
-from annotation.protocols.ssa_interactive import END_SCALE
 from annotation.quality import worker_soft_blocked
 from annotation.services import (
     arrival_admit,
@@ -52,41 +47,6 @@ from chat.states import seat_set_stage
 from evalsite.celery import task_send
 from evalsite.errors import NotAllowed, NotFound
 from providers import Arrival, arrival_parse
-
-# Shown to the worker, in the campaign's language (the consumer activates it).
-STAGE_MESSAGES = {
-    ChatSeat.Stage.PARTNER_LEFT: gettext_lazy(
-        "Your partner left the chat. The conversation so far is saved, and you will be paid "
-        "for your time as the study's policy says. Thank you!"
-    ),
-    ChatSeat.Stage.LEFT: gettext_lazy(
-        "You were disconnected for too long, so the conversation ended and your partner was "
-        "told. What you wrote is saved, and you will be paid for it as the study's policy "
-        "says: finish below to get your completion code."
-    ),
-    ChatSeat.Stage.RELEASED: gettext_lazy(
-        "Sorry, no partner arrived in time. Your situation is saved and you will be paid for "
-        "your waiting time as the study's policy says. Thank you for waiting!"
-    ),
-    ChatSeat.Stage.FAILED: gettext_lazy(
-        "The chatbot stopped answering, so this conversation ended early. It is saved, and "
-        "you will be paid as the study's policy says."
-    ),
-    ChatSeat.Stage.DONE: gettext_lazy("You finished the conversations. Thank you!"),
-}
-# When a chat ended during or just after an outage of ours (``ended_reason`` "outage").
-OUTAGE_MESSAGES = {
-    ChatSeat.Stage.PARTNER_LEFT: gettext_lazy(
-        "The chat ended because our server lost its connection, not because of anything you "
-        "did. The conversation so far is saved, and you will be paid for your time as the "
-        "study's policy says. Thank you!"
-    ),
-    ChatSeat.Stage.LEFT: gettext_lazy(
-        "The chat ended because our server lost its connection, not because of anything you "
-        "did. What you wrote is saved, and you will be paid for it as the study's policy says: "
-        "finish below to get your completion code."
-    ),
-}
 
 
 def protocol_of(campaign: Campaign) -> tuple[LiveChat, dict[str, Any]]:
@@ -233,24 +193,12 @@ def _seat_create(
     try:
         with transaction.atomic():
             if protocol.chat_mode == "pair":
-                situations = Situation.objects.filter(campaign=campaign)
-                overall = Counter(situations.values_list("emotion", flat=True))
-                mine = Counter(
-                    situations.filter(worker=assignment.worker).values_list("emotion", flat=True)
-                )
-                offered = labels_offer(
-                    parameters["emotions"],
-                    overall,
-                    mine,
-                    k=parameters["labels_offered"],
-                    rng=random.Random(),
-                )
                 return ChatSeat.objects.create(
                     assignment=assignment,
                     campaign=campaign,
                     worker=assignment.worker,
                     stage=ChatSeat.Stage.SITUATION,
-                    offered=offered,
+                    offered=_labels_offered(campaign, assignment.worker, parameters),
                     last_seen_at=now,
                 )
             seat = ChatSeat.objects.create(
@@ -261,38 +209,54 @@ def _seat_create(
                 endpoint=endpoint,
                 last_seen_at=now,
             )
-            # Meena §2.3: the bot opens with "Hi!". Its appendix and released logs: the human
-            # does, so the worker's side says the opener and the bot's first reply is asked
-            # for at once (bot turn 1, labeled like every later one).
-            human_opens = parameters["opened_by"] == "human"
-            since = now.isoformat()
-            pending = {"index": 1, "since": since} if human_opens else None
-            dialogue = dialogue_start(
-                campaign_id=campaign.pk,
-                key=f"ssa-{seat.pk}",
-                metadata={
-                    "model": endpoint,
-                    "seat": seat.pk,
-                    "opened_by": parameters["opened_by"],
-                    "pending": pending,
-                    "failed": None,
-                },
-            )
-            utterance_add(
-                dialogue=dialogue,
-                index=0,
-                speaker="user" if human_opens else "bot",
-                worker=assignment.worker if human_opens else None,
-                text=parameters["opener"],
-                signals={"opener": True},
-            )
-            seat.dialogue = dialogue
-            seat.save(update_fields=["dialogue"])
-            if pending is not None:
-                bot_turn_enqueue(dialogue.pk, 1, since)
+            _bot_chat_open(seat, parameters, now)
             return seat
     except IntegrityError:  # the same worker's other tab created it first
         return ChatSeat.objects.get(assignment=assignment)
+
+
+def _labels_offered(campaign: Campaign, worker: Worker, parameters: Mapping[str, Any]) -> list:
+    """The emotions an ED Speaker may choose from: the least written, overall and by them."""
+    situations = Situation.objects.filter(campaign=campaign)
+    overall = Counter(situations.values_list("emotion", flat=True))
+    mine = Counter(situations.filter(worker=worker).values_list("emotion", flat=True))
+    return labels_offer(
+        parameters["emotions"], overall, mine, k=parameters["labels_offered"], rng=random.Random()
+    )
+
+
+def _bot_chat_open(seat: ChatSeat, parameters: Mapping[str, Any], now: datetime) -> None:
+    """Start a bot chat's conversation with its opener; ask for the bot's first reply if the
+    worker's side opens."""
+    # Meena §2.3: the bot opens with "Hi!". Its appendix and released logs: the human
+    # does, so the worker's side says the opener and the bot's first reply is asked
+    # for at once (bot turn 1, labeled like every later one).
+    human_opens = parameters["opened_by"] == "human"
+    since = now.isoformat()
+    pending = {"index": 1, "since": since} if human_opens else None
+    dialogue = dialogue_start(
+        campaign_id=seat.campaign_id,
+        key=f"ssa-{seat.pk}",
+        metadata={
+            "model": seat.endpoint,
+            "seat": seat.pk,
+            "opened_by": parameters["opened_by"],
+            "pending": pending,
+            "failed": None,
+        },
+    )
+    utterance_add(
+        dialogue=dialogue,
+        index=0,
+        speaker="user" if human_opens else "bot",
+        worker=seat.worker if human_opens else None,
+        text=parameters["opener"],
+        signals={"opener": True},
+    )
+    seat.dialogue = dialogue
+    seat.save(update_fields=["dialogue"])
+    if pending is not None:
+        bot_turn_enqueue(dialogue.pk, 1, since)
 
 
 # --- the websocket -------------------------------------------------------------------------
@@ -380,182 +344,6 @@ def seat_finish(seat: ChatSeat, stage: str, reason: str, now: datetime) -> None:
 
 
 # --- what the worker sees ------------------------------------------------------------------
-
-
-def chat_state(*, seat_id: int, now: datetime | None = None) -> dict[str, Any]:
-    """Return everything the seat's page shows, as the ``state`` frame (docs/chat.md)."""
-    now = now or timezone.now()
-    seat = ChatSeat.objects.select_related("campaign", "situation", "dialogue").get(pk=seat_id)
-    protocol, parameters = protocol_of(seat.campaign)
-    state: dict[str, Any] = {
-        "type": "state",
-        "protocol": protocol.name,
-        "chat": protocol.chat_mode,
-        "stage": seat.stage,
-        "heartbeat_s": parameters["heartbeat_s"],
-        "message": stage_message(seat),
-        "max_chars": parameters["utterance_max_chars"],
-    }
-    if protocol.chat_mode == "pair":
-        state.update(_ed_state(seat, parameters, now))
-    else:
-        state.update(_ssa_state(seat, parameters))
-    return state
-
-
-def stage_message(seat: ChatSeat) -> str:
-    """Return what the seat's page says about its stage (why the chat ended, if it did)."""
-    stage = ChatSeat.Stage(seat.stage)
-    if seat.ended_reason == "outage" and stage in OUTAGE_MESSAGES:
-        return str(OUTAGE_MESSAGES[stage])
-    return str(STAGE_MESSAGES.get(stage, ""))
-
-
-def pair_dialogues(seat: ChatSeat) -> list[Dialogue]:
-    """Return the seat's pair's conversations, first round first."""
-    if seat.pair_id is None:
-        return []
-    keys = [f"pair-{seat.pair_id}-{n}" for n in (1, 2)]
-    return list(Dialogue.objects.filter(campaign_id=seat.campaign_id, key__in=keys).order_by("key"))
-
-
-def role_in(seat: ChatSeat, dialogue: Dialogue) -> str:
-    """Return the seat's role in one of its pair's conversations."""
-    return "speaker" if dialogue.metadata.get("speaker_seat") == seat.pk else "listener"
-
-
-def _ed_state(seat: ChatSeat, parameters: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    state: dict[str, Any] = {}
-    if seat.stage == ChatSeat.Stage.SITUATION:
-        state["offered"] = list(seat.offered)
-        state["limits"] = {
-            k: parameters[k]
-            for k in ("situation_min_words", "situation_max_words", "situation_max_sentences")
-        }
-    if seat.stage == ChatSeat.Stage.WAITING and seat.waiting_since:
-        state["waited_s"] = max(0.0, (now - seat.waiting_since).total_seconds())
-        state["lobby_timeout_s"] = parameters["lobby_timeout_s"]
-    dialogues = pair_dialogues(seat)
-    state["conversations"] = len([d for d in dialogues if d.status != Dialogue.Status.ACTIVE])
-    current = next((d for d in dialogues if d.status == Dialogue.Status.ACTIVE), None)
-    if seat.stage == ChatSeat.Stage.CHATTING and current is not None:
-        role = role_in(seat, current)
-        utterances = list(current.utterances.order_by("index"))
-        count = len(utterances)
-        state.update(
-            dialogue=current.pk,
-            round=current.metadata.get("round", 1),
-            rounds=2,
-            role=role,
-            utterances=[
-                {"index": u.index, "role": u.speaker, "text": u.text, "mine": u.speaker == role}
-                for u in utterances
-            ],
-            your_turn=count < parameters["max_utterances"]
-            and ("speaker" if count % 2 == 0 else "listener") == role,
-            can_end=count >= parameters["min_utterances"],
-            min_utterances=parameters["min_utterances"],
-            max_utterances=parameters["max_utterances"],
-        )
-        if role == "speaker" and seat.situation is not None:
-            # The Speaker's own label and situation, as a reminder; never the partner's.
-            state["situation"] = {"emotion": seat.situation.emotion, "text": seat.situation.text}
-    return state
-
-
-def _ssa_state(seat: ChatSeat, parameters: Mapping[str, Any]) -> dict[str, Any]:
-    dialogue = seat.dialogue
-    if dialogue is None:
-        return {}
-    utterances = list(dialogue.utterances.order_by("index"))
-    labels = bot_labels(seat, dialogue)
-    pending = dialogue.metadata.get("pending")
-    failed = dialogue.metadata.get("failed")
-    unlabeled = [
-        u.index for u in utterances if u.speaker == "bot" and u.index >= 1 and u.index not in labels
-    ]
-    count = len(utterances)
-    idle = not pending and not unlabeled
-    return {
-        "dialogue": dialogue.pk,
-        "role": "user",
-        "utterances": [
-            {
-                "index": u.index,
-                "role": u.speaker,
-                "text": u.text,
-                "mine": u.speaker == "user",
-                "labels": labels.get(u.index),
-                "labelable": u.speaker == "bot" and u.index >= 1,
-            }
-            for u in utterances
-        ],
-        "pending": bool(pending),
-        "failed": bool(failed),
-        "needs_label": unlabeled[0] if unlabeled else None,
-        "your_turn": seat.stage == ChatSeat.Stage.CHATTING
-        and idle
-        and not failed
-        and reply_fits(count, parameters)
-        and utterances[-1].speaker == "bot",
-        "can_end": seat.stage == ChatSeat.Stage.CHATTING
-        and idle
-        and (count >= parameters["min_turns"] or bool(failed)),
-        "min_turns": parameters["min_turns"],
-        "max_turns": parameters["max_turns"],
-        "turns": count,
-        "questions": {
-            # The published wording translated; a researcher's own as written.
-            "sensible": gettext(parameters["sensible_question"]),
-            "specific": gettext(parameters["specific_question"]),
-        },
-        "end_ratings": _end_ratings_state(seat, parameters),
-    }
-
-
-def _end_ratings_state(seat: ChatSeat, parameters: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Return the closing questions while the seat is rating the bot (else None)."""
-    if seat.stage != ChatSeat.Stage.RATING:
-        return None
-    return {
-        "questions": [
-            {"key": q["key"], "text": gettext(q["text"])} for q in parameters["end_questions"]
-        ],
-        "scale": list(END_SCALE),
-        "comment": parameters["end_comment"],
-    }
-
-
-def reply_fits(count: int, parameters: Mapping[str, Any]) -> bool:
-    """Tell whether the worker may write turn ``count``: only when the bot's reply to it also
-    fits within ``max_turns``, so a conversation at the limit ends on a bot turn (Meena's
-    released logs all do). Opened by the bot, an even limit is reached one turn short."""
-    return count + 2 <= parameters["max_turns"]
-
-
-def bot_turn_key(dialogue: Dialogue, index: int) -> str:
-    """Return the key of the Item that holds a bot turn for labeling."""
-    return f"{dialogue.key}/{index}"
-
-
-def bot_labels(seat: ChatSeat, dialogue: Dialogue) -> dict[int, dict[str, Any]]:
-    """Return the seat's worker's labels of the dialogue's bot turns, by turn index."""
-    prefix = f"{dialogue.key}/"
-    rows = Judgment.objects.filter(
-        item__campaign_id=seat.campaign_id, item__key__startswith=prefix, worker_id=seat.worker_id
-    ).values_list("item__key", "question", "value")
-    labels: dict[int, dict[str, Any]] = {}
-    for key, question, value in rows:
-        labels.setdefault(int(key[len(prefix) :]), {})[question] = value
-    return labels
-
-
-def bot_turn_item(dialogue: Dialogue, index: int) -> Item | None:
-    """Return the Item of a bot turn, if it is stored."""
-    assert dialogue.campaign_id is not None  # a live chat's dialogue is a campaign's
-    return Item.objects.filter(
-        campaign_id=dialogue.campaign_id, key=bot_turn_key(dialogue, index)
-    ).first()
 
 
 def seconds_since(moment: datetime, now: datetime) -> float:

@@ -173,23 +173,29 @@ def payment_send(
     except ProviderError as exc:
         _payment_failed(payment, exc, actor)
         raise
+    _payment_paid(payment, reference, actor)
+    return payment
+
+
+def _payment_paid(payment: Payment, reference: str, actor: str) -> None:
+    """Record a payment the provider made, and log it."""
     payment.status = Payment.Status.PAID
     payment.paid_at = timezone.now()
     payment.provider_reference = (reference or "")[:128]
     payment.error = ""
     payment.save(update_fields=["status", "paid_at", "provider_reference", "error"])
-    action = AuditLog.Action.APPROVE if kind == Payment.Kind.REWARD else AuditLog.Action.BONUS
+    paid = payment.kind == Payment.Kind.REWARD
     audit_add(
-        action=action,
+        action=AuditLog.Action.APPROVE if paid else AuditLog.Action.BONUS,
         actor=actor,
-        campaign=campaign,
-        provider=provider.name,
-        worker=worker,
-        assignment=assignment,
-        amount=amount,
-        detail=f"{kind} {key}" + (f": {reason}" if reason else ""),
+        campaign=payment.campaign,
+        provider=payment.provider,
+        worker=payment.worker,
+        assignment=payment.assignment,
+        amount=payment.amount,
+        detail=f"{payment.kind} {payment.idempotency_key}"
+        + (f": {payment.reason}" if payment.reason else ""),
     )
-    return payment
 
 
 def _payment_failed(payment: Payment, exc: ProviderError, actor: str) -> None:

@@ -20,22 +20,6 @@ MODULE_LINES = 500
 FUNCTION_LINES = 60
 EXEMPT_FUNCTIONS = {"add_arguments"}
 
-# Still over the limit while their split is under way (issue #30, item 6); each entry goes
-# as soon as its file is within the limits (the last test names the ones that may go).
-ALLOWED = {
-    "annotation/admin.py",
-    "chat/bot.py",
-    "chat/seats.py",
-    "chat/seats.py::_seat_create",
-    "chat/messages.py::message_store",
-    "recruitment/ledger.py::payment_send",
-    "annotation/protocols/empathetic_chat/__init__.py::collection_figure",
-    "annotation/protocols/pairwise/__init__.py::PairwiseProtocol.report",
-    "annotation/protocols/ssa/__init__.py::ssa_scores",
-    "annotation/services/judgments.py::_write",
-}
-
-
 def _modules() -> Iterator[Path]:
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
@@ -77,19 +61,9 @@ def test_no_module_or_function_is_over_its_size():
     over = [
         f"{name}: {lines} lines (limit {limit})"
         for name, (lines, limit) in sorted(_sizes().items())
-        if lines > limit and name not in ALLOWED
+        if lines > limit
     ]
     assert not over, "over the house's sizes:\n" + "\n".join(over)
-
-
-def test_the_allow_list_names_only_what_is_still_over():
-    sizes = _sizes()
-    stale = [
-        f"{name}: {sizes[name][0]} lines (limit {sizes[name][1]})" if name in sizes else name
-        for name in sorted(ALLOWED)
-        if name not in sizes or sizes[name][0] <= sizes[name][1]
-    ]
-    assert not stale, "within the limits now (or gone): take off ALLOWED:\n" + "\n".join(stale)
 
 
 def test_the_count_names_a_long_method_and_exempts_add_arguments():

@@ -17,7 +17,7 @@ from django.utils.translation import gettext, gettext_noop
 from annotation import quality
 from annotation.allocation import item_claims, item_judged_unleased, lease_fulfil, leases_release
 from annotation.locks import assignment_lock, item_lock, item_lock_in
-from annotation.models import Assignment, Item, Judgment, Lease, Worker, WorkerBlock
+from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker, WorkerBlock
 from annotation.protocols import Protocol, registry
 from annotation.services.assignments import _transition
 from annotation.tallies import tally_add
@@ -193,26 +193,29 @@ def _write(
     if item.is_gold:
         quality.gold_record(campaign=campaign, worker=worker)
     else:
-        # ``judged`` counts the workers who still count; after a top-up re-opened items the
-        # tallies' level is every worker's, as a scan of the rows counts them (one query, only
-        # in a campaign that has re-opened items).
-        level = item.judged
-        if campaign.topup_reopened:
-            level = (
-                Judgment.objects.filter(item=item)
-                .exclude(worker__provider=Worker.Provider.MODEL)  # LLM judges are no level
-                .values("worker")
-                .distinct()
-                .count()
-            )
         tally_add(
             campaign_id=campaign.pk,
             worker_id=worker.pk,
-            level=level,
+            level=_level(item, campaign),
             judgments=len(judgments),
             now=judgments[0].created_at,  # the stored time, as a scan of the rows would see
         )
     return judgments
+
+
+def _level(item: Item, campaign: Campaign) -> int:
+    """How many workers have judged the item, for the tallies. ``judged`` counts the workers
+    who still count; after a top-up re-opened items the tallies' level is every worker's, as
+    a scan of the rows counts them (one query, only in a campaign that has re-opened items)."""
+    if not campaign.topup_reopened:
+        return item.judged
+    return (
+        Judgment.objects.filter(item=item)
+        .exclude(worker__provider=Worker.Provider.MODEL)  # LLM judges are no level
+        .values("worker")
+        .distinct()
+        .count()
+    )
 
 
 def judgment_label(

@@ -3,7 +3,7 @@
 import json
 from decimal import Decimal
 
-from annotation.admin import CampaignForm
+from annotation.admin.campaigns import CampaignForm
 from annotation.allocation import item_next
 from annotation.models import Campaign, Dataset, Lease, Participation
 from annotation.protocols import registry
@@ -126,7 +126,7 @@ def test_a_refusal_only_the_locked_service_sees_is_a_message_not_a_500(
     ledger's check under the campaign's lock refuses, and the admin's transaction rolls back
     everything the save had changed."""
     Publication.objects.create(campaign=campaign, provider="local", reserved=Decimal("30.00"))
-    monkeypatch.setattr("annotation.admin.campaign_budget_check", lambda **kwargs: None)
+    monkeypatch.setattr("annotation.admin.campaigns.campaign_budget_check", lambda **kwargs: None)
     url = f"/admin/annotation/campaign/{campaign.pk}/change/"
     post = _change_form_post(campaign, budget="5.00", name="Renamed")
     for live in ("parameters", "slug", "protocol", "status", "redundancy"):

@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 from django.db import IntegrityError, transaction
 
-from annotation.admin import CampaignForm
+from annotation.admin.campaigns import CampaignForm
 from annotation.campaign_settings import BONUS, CONTROLS, SETTINGS, settings_clean, value_clean
 from annotation.models import Campaign
 from annotation.services import campaign_create, campaign_settings_update

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from chat import bot
 from chat.models import ChatSeat
-from chat.seats import chat_state
+from chat.snapshot import chat_state
 from tests.chat.helpers import ssa_campaign, ws_path
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,7 +17,8 @@ from annotation.models import Assignment, Dialogue, Situation, Utterance
 from chat.empathetic import lobby_release_expired
 from chat.frames import MAX_FRAME_BYTES
 from chat.models import ChatSeat
-from chat.seats import chat_arrive, chat_state
+from chat.seats import chat_arrive
+from chat.snapshot import chat_state
 from providers import Arrival
 from tests.chat.helpers import SITUATION, Client, ed_campaign, paired, ws_path
 

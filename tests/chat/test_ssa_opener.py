@@ -7,12 +7,12 @@ import json
 import pytest
 from asgiref.sync import async_to_sync
 
-from annotation.admin import CampaignForm
+from annotation.admin.campaigns import CampaignForm
 from annotation.models import Campaign, Dialogue, Item, Judgment, Utterance
 from annotation.protocols import registry
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create
-from chat.seats import reply_fits
+from chat.snapshot import reply_fits
 from evalsite.errors import InvalidParameters
 from tests.chat.helpers import Client, ssa_campaign, ws_path
 

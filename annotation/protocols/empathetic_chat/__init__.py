@@ -316,18 +316,37 @@ def collection_figure(labels: pd.DataFrame, dialogues: pd.DataFrame) -> figures.
     fig = figures.figure_new(11.0, 2.2 + 0.2 * max(len(labels), 8))
     emotions, lengths = fig.subplots(1, 2, width_ratios=(3, 2))
     total = int(labels["situations"].sum())
+    _emotions_draw(emotions, labels, total)
+    span = _lengths_draw(lengths, dialogues)
+    for ax in (emotions, lengths):
+        ax.spines[["top", "right"]].set_visible(False)
+    status_counts = dialogues["status"].value_counts()
+    return figures.figure_finish(
+        fig,
+        title="Empathetic dialogue collection: emotions and conversation lengths",
+        alt=f"{len(dialogues)} conversations ("
+        + ", ".join(f"{n} {status}" for status, n in sorted(status_counts.items()))
+        + f") over {total} situations. {_emotions_found(labels, total)}. "
+        f"Conversations have {span[0]}–{span[-1]} utterances, median "
+        f"{figures.number(float(dialogues['utterances'].median()), 0)}.",
+        note="Counts of the collected data (a census: no interval). Shaded: ED's published "
+        f"range of shares per emotion ({PUBLISHED_SHARES[0]}–{PUBLISHED_SHARES[1]}%). "
+        "n: situations per emotion; conversations per length and status.",
+    )
+
+
+def _emotions_draw(ax: Any, labels: pd.DataFrame, total: int) -> None:
+    """Situations per emotion as bars with their n, ED's published range shaded."""
     rows = labels.sort_values("situations", kind="stable")
     y = np.arange(len(rows))
-    emotions.barh(
-        y, rows["situations"], color=figures.PALETTE[0], edgecolor=figures.INK, linewidth=0.5
-    )
+    ax.barh(y, rows["situations"], color=figures.PALETTE[0], edgecolor=figures.INK, linewidth=0.5)
     low, high = (total * share / 100 for share in PUBLISHED_SHARES)
-    emotions.axvspan(low, high, color=figures.PALETTE[4], alpha=0.25, linewidth=0)
-    emotions.text(
+    ax.axvspan(low, high, color=figures.PALETTE[4], alpha=0.25, linewidth=0)
+    ax.text(
         high, len(rows) - 0.5, " ED's published range", fontsize=7, va="bottom", color=figures.INK
     )
     for yi, n in zip(y, rows["situations"], strict=True):
-        emotions.annotate(
+        ax.annotate(
             f"n={n}",
             (n, yi),
             xytext=(2, 0),
@@ -337,8 +356,12 @@ def collection_figure(labels: pd.DataFrame, dialogues: pd.DataFrame) -> figures.
             color=figures.INK,
             annotation_clip=False,
         )
-    emotions.set_yticks(y, rows["emotion"], fontsize=7)
-    emotions.set_xlabel(f"situations (of {total}), one emotion each")
+    ax.set_yticks(y, rows["emotion"], fontsize=7)
+    ax.set_xlabel(f"situations (of {total}), one emotion each")
+
+
+def _lengths_draw(ax: Any, dialogues: pd.DataFrame) -> np.ndarray:
+    """Conversations per number of utterances, one bar per status; return the lengths."""
     statuses = sorted(set(dialogues["status"]))
     span = np.arange(int(dialogues["utterances"].min()), int(dialogues["utterances"].max()) + 1)
     width = 0.8 / len(statuses)
@@ -346,7 +369,7 @@ def collection_figure(labels: pd.DataFrame, dialogues: pd.DataFrame) -> figures.
         counts = dialogues.loc[dialogues["status"] == status, "utterances"].value_counts()
         heights = counts.reindex(span, fill_value=0).to_numpy()
         at = span + (i - (len(statuses) - 1) / 2) * width
-        lengths.bar(
+        ax.bar(
             at,
             heights,
             width,
@@ -356,38 +379,28 @@ def collection_figure(labels: pd.DataFrame, dialogues: pd.DataFrame) -> figures.
             linewidth=0.5,
         )
         drawn = heights > 0
-        figures.n_labels(lengths, at[drawn], heights[drawn], list(heights[drawn]), vertical=False)
-    lengths.set_xticks(span)
-    lengths.set_xlabel("utterances in the conversation")
-    lengths.set_ylabel("conversations")
-    lengths.legend(fontsize="small", frameon=False)
-    for ax in (emotions, lengths):
-        ax.spines[["top", "right"]].set_visible(False)
+        figures.n_labels(ax, at[drawn], heights[drawn], list(heights[drawn]), vertical=False)
+    ax.set_xticks(span)
+    ax.set_xlabel("utterances in the conversation")
+    ax.set_ylabel("conversations")
+    ax.legend(fontsize="small", frameon=False)
+    return span
+
+
+def _emotions_found(labels: pd.DataFrame, total: int) -> str:
+    """The alt text's sentence on the most and least common emotions."""
+    if not total:
+        return "No situation has one of the study's emotions"
     shares = labels.set_index("emotion")["situations"]
     empty = int((shares == 0).sum())
-    emotions_found = "No situation has one of the study's emotions"
-    if total:
-        least = (
-            f"{empty} of {len(shares)} emotions have none"
-            if empty
-            else (f"least common: {shares.idxmin()} ({shares.min()} situations)")
-        )
-        emotions_found = (
-            f"Most common emotion: {shares.idxmax()} ({shares.max()} situations, "
-            f"{figures.number(100 * shares.max() / total, 1)}%); {least}"
-        )
-    status_counts = dialogues["status"].value_counts()
-    return figures.figure_finish(
-        fig,
-        title="Empathetic dialogue collection: emotions and conversation lengths",
-        alt=f"{len(dialogues)} conversations ("
-        + ", ".join(f"{n} {status}" for status, n in sorted(status_counts.items()))
-        + f") over {total} situations. {emotions_found}. "
-        f"Conversations have {span[0]}–{span[-1]} utterances, median "
-        f"{figures.number(float(dialogues['utterances'].median()), 0)}.",
-        note="Counts of the collected data (a census: no interval). Shaded: ED's published "
-        f"range of shares per emotion ({PUBLISHED_SHARES[0]}–{PUBLISHED_SHARES[1]}%). "
-        "n: situations per emotion; conversations per length and status.",
+    least = (
+        f"{empty} of {len(shares)} emotions have none"
+        if empty
+        else (f"least common: {shares.idxmin()} ({shares.min()} situations)")
+    )
+    return (
+        f"Most common emotion: {shares.idxmax()} ({shares.max()} situations, "
+        f"{figures.number(100 * shares.max() / total, 1)}%); {least}"
     )
 
 

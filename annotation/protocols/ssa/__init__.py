@@ -324,7 +324,7 @@ def ssa_scores(
         spec = part["specific"].astype(float).to_numpy()
         row: dict[str, Any] = {"model": model, "responses": len(part)}
         values = _ssa_triple(sens[None, :], spec[None, :])[0]
-        bounds = [(np.nan, np.nan)] * 3
+        bounds: list[tuple[float, float]] = [(np.nan, np.nan)] * 3
         if crossed is not None:
             bounds, row["ci_method"] = crossed(part), uncertainty.CROSSED_WILSON
         elif conversations is not None and n_boot:
@@ -333,12 +333,10 @@ def ssa_scores(
                 np.column_stack([sens, spec]), chats, n_boot=n_boot, seed=seed
             )
             draws = np.column_stack([shares * 100, shares.mean(axis=1) * 100])
-            bounds = list(zip(*np.nanpercentile(draws, [tail, 100 - tail], axis=0), strict=True))
-            row["ci_method"] = cluster_bootstrap.CLUSTER
+            bounds, row["ci_method"] = _percentiles(draws, tail), cluster_bootstrap.CLUSTER
         elif n_boot:
             idx = rng.integers(0, len(part), (n_boot, len(part)))
-            draws = _ssa_triple(sens[idx], spec[idx])
-            bounds = list(zip(*np.nanpercentile(draws, [tail, 100 - tail], axis=0), strict=True))
+            bounds = _percentiles(_ssa_triple(sens[idx], spec[idx]), tail)
             row["ci_method"] = "bootstrap over responses" + (
                 " (independent: comparison only)" if options.method == "independent" else ""
             )
@@ -347,6 +345,11 @@ def ssa_scores(
             row[f"{metric}_low"], row[f"{metric}_high"] = bounds[k]
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _percentiles(draws: np.ndarray, tail: float) -> list[tuple[float, float]]:
+    """Each column's interval: the ``tail`` and ``100 - tail`` percentiles of its draws."""
+    return list(zip(*np.nanpercentile(draws, [tail, 100 - tail], axis=0), strict=True))
 
 
 def _ssa_crossed(

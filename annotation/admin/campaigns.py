@@ -1,43 +1,19 @@
-"""The Django admin over the raw study data; the researcher dashboard comes separately.
-
-Every add and change goes through the services that own the rows (HackSoft's
-``save_model → user_create``): a form's ``clean`` asks the services' checks, so a refusal
-shows as the service's message on the form and nothing changes; ``save_model`` then calls the
-services themselves. Rows only services write are view-only here.
-"""
+"""Campaigns and items in the admin: added and changed through the services, so they refuse
+what the services refuse."""
 
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
-from django.utils.html import format_html
+from django.http import HttpRequest
 
+from annotation.admin.base import ServiceAdmin, ServiceForm
 from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean
-from annotation.datasets.selectors import deidentification_replacements
 from annotation.models import (
-    Assignment,
-    AuditLog,
     Campaign,
-    Consent,
-    Dataset,
-    Dialogue,
     Item,
-    Judgment,
-    Lease,
-    Participation,
-    Situation,
-    Utterance,
-    Worker,
-    WorkerBlock,
 )
-from annotation.quality import worker_unblock
 from annotation.services import (
     campaign_budget_check,
     campaign_budget_set,
@@ -55,58 +31,6 @@ from annotation.services.campaigns import (
 from annotation.services.items import ItemRow, items_add, items_clean
 from annotation.study_pages import STUDY_FIELDS
 from evalsite.errors import AnnotationError
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Records written only by their services (money, audit, assignments, leases, judgments):
-    view, never edit; an edit here would bypass the checks and counters that keep them exact."""
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [field.name for field in self.model._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class ServiceAdmin(admin.ModelAdmin):
-    """Adds and changes through the services; a refusal the form's check could not see (the
-    state moved on between the check and the save) is shown as a message, and the admin's
-    transaction leaves nothing behind."""
-
-    def changeform_view(
-        self,
-        request: HttpRequest,
-        object_id: str | None = None,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except AnnotationError as exc:
-            self.message_user(request, exc.message, messages.ERROR)
-            return HttpResponseRedirect(request.get_full_path())
-
-
-class ServiceForm(forms.ModelForm):
-    """A model form that shows a service's refusal on the fields it names."""
-
-    def refuse(self, exc: AnnotationError, *, on: str | None = None) -> None:
-        """Show ``exc`` on the form fields it names, or everything on ``on`` (None: the form)."""
-        named = {} if on else {f: m for f, m in exc.fields.items() if f in self.fields}
-        for field, message in named.items():
-            self.add_error(field, message or exc.message)
-        rest = [f"{f}: {m}" for f, m in exc.fields.items() if f not in named]
-        if not named:
-            self.add_error(on, [exc.message, *rest])
-        elif rest:
-            self.add_error(None, rest)
-
 
 # A campaign's own rate limits (annotation.ratelimits).
 RATE_LIMITS = ("rate_per_ip", "rate_per_worker", "chat_frames_per_second")
@@ -372,139 +296,3 @@ class ItemAdmin(ServiceAdmin):
         items_add(campaign=data["campaign"], items=[_item_row(data)])
         obj.pk = Item.objects.get(campaign=data["campaign"], key=data["key"]).pk
         obj.refresh_from_db()
-
-
-@admin.register(Participation)
-class ParticipationAdmin(ReadOnlyAdmin):
-    """Soft blocks per campaign, view-only; the action calls quality control's service."""
-
-    list_display = ["campaign", "worker", "soft_blocked", "reason", "changed_at"]
-    list_filter = ["soft_blocked", "campaign"]
-    search_fields = ["worker__pseudonym"]
-    raw_id_fields = ["worker"]
-    actions = ["unblock"]
-
-    @admin.action(description="Lift the soft block of the selected workers")
-    def unblock(self, request: HttpRequest, queryset: QuerySet[Participation]) -> None:
-        for participation in queryset.select_related("campaign", "worker"):
-            worker_unblock(campaign=participation.campaign, worker=participation.worker)
-        self.message_user(request, f"Unblocked {queryset.count()} worker(s).")
-
-
-@admin.register(Worker)
-class WorkerAdmin(ReadOnlyAdmin):
-    """Workers arrive through their provider (``worker_get_or_create``) and are erased by
-    ``worker_forget``; provider-wide blocks are WorkerBlocks."""
-
-    list_display = ["pseudonym", "provider", "external_id", "created_at"]
-    list_filter = ["provider"]
-    search_fields = ["pseudonym", "external_id"]
-
-
-@admin.register(Assignment)
-class AssignmentAdmin(ReadOnlyAdmin):
-    list_display = ["pk", "campaign", "worker", "status", "accepted_at", "submitted_at"]
-    list_filter = ["status", "campaign"]
-    search_fields = ["provider_assignment_id", "worker__pseudonym"]
-    raw_id_fields = ["worker"]
-
-
-@admin.register(Lease)
-class LeaseAdmin(ReadOnlyAdmin):
-    list_display = ["item", "worker", "created_at", "expires_at"]
-    raw_id_fields = ["item", "worker", "assignment"]
-
-
-@admin.register(Consent)
-class ConsentAdmin(ReadOnlyAdmin):
-    list_display = ["campaign", "worker", "version", "given_at"]
-    list_filter = ["campaign", "version"]
-    search_fields = ["worker__pseudonym"]
-    raw_id_fields = ["campaign", "worker"]
-
-
-@admin.register(Judgment)
-class JudgmentAdmin(ReadOnlyAdmin):
-    list_display = ["item", "worker", "question", "value", "time_spent_ms", "created_at"]
-    list_filter = ["question", "item__campaign"]
-    search_fields = ["worker__pseudonym", "item__key"]
-    raw_id_fields = ["item", "worker", "assignment"]
-
-
-@admin.register(AuditLog)
-class AuditLogAdmin(ReadOnlyAdmin):
-    list_display = ["created_at", "campaign", "action", "actor", "worker", "amount"]
-    list_filter = ["action", "provider", "campaign"]
-    search_fields = ["worker__pseudonym", "actor", "detail"]
-
-
-@admin.register(WorkerBlock)
-class WorkerBlockAdmin(ReadOnlyAdmin):
-    list_display = ["worker", "reason", "actor", "created_at", "lifted_at"]
-    search_fields = ["worker__pseudonym", "reason"]
-
-
-# --- dialogues: imported data sets and collected chats --------------------------------------
-
-
-class ImportedAdmin(ReadOnlyAdmin):
-    """Data sets, situations and dialogues are written by their import (``dataset_import``)
-    and by the chat's services: view-only here, but one imported by mistake may go."""
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin.ModelAdmin.has_delete_permission(self, request, obj)
-
-
-@admin.register(Dataset)
-class DatasetAdmin(ImportedAdmin):
-    list_display = ["name", "source_format", "created_at", "deidentification_link"]
-
-    def get_urls(self) -> list:
-        review = self.admin_site.admin_view(self.deidentification_view)
-        name = "annotation_dataset_deidentification"
-        return [path("<int:pk>/deidentification/", review, name=name), *super().get_urls()]
-
-    @admin.display(description="De-identification")
-    def deidentification_link(self, dataset: Dataset) -> str:
-        url = reverse("admin:annotation_dataset_deidentification", args=[dataset.pk])
-        return format_html('<a href="{}">review replacements</a>', url)
-
-    def deidentification_view(self, request: HttpRequest, pk: int) -> HttpResponse:
-        """List, per dialogue, every span that de-identification replaced (staff only)."""
-        dataset = get_object_or_404(Dataset, pk=pk)
-        if not self.has_view_permission(request, dataset):
-            raise PermissionDenied
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"De-identification of {dataset.name}",
-            "dataset": dataset,
-            "rows": deidentification_replacements(dataset),
-            "opts": self.model._meta,
-        }
-        return TemplateResponse(request, "admin/annotation/deidentification.html", context)
-
-
-@admin.register(Situation)
-class SituationAdmin(ImportedAdmin):
-    list_display = ["emotion", "text", "worker", "author", "campaign", "dataset", "flagged"]
-    list_filter = ["flagged", "emotion", "campaign", "dataset"]
-    search_fields = ["text", "author", "worker__pseudonym"]
-
-
-class UtteranceInline(admin.TabularInline):
-    model = Utterance
-    fields = ("index", "speaker", "worker", "text", "label", "signals")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-@admin.register(Dialogue)
-class DialogueAdmin(ImportedAdmin):
-    list_display = ["key", "dataset", "campaign", "source", "split", "emotion", "status", "flagged"]
-    list_filter = ["status", "flagged", "split", "source", "campaign", "dataset"]
-    search_fields = ["key"]
-    inlines = [UtteranceInline]

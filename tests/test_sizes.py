@@ -20,6 +20,7 @@ MODULE_LINES = 500
 FUNCTION_LINES = 60
 EXEMPT_FUNCTIONS = {"add_arguments"}
 
+
 def _modules() -> Iterator[Path]:
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from annotation.datasets.records import Context, DialogueRecord
-from annotation.datasets.selectors import dataset_records
+from annotation.dataset_reads import dataset_records
 from annotation.models import Campaign, Dataset
 from annotation.protocols import DialogueItems, ResponseItems, registry
 from annotation.services import items_add
+from corpora.records import Context, DialogueRecord
 from evalsite.errors import InvalidParameters, NotFound
 from modelhub.backends import Example
 from modelhub.models import ModelEndpoint

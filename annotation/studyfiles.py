@@ -29,14 +29,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.campaign_settings import SETTINGS, settings_clean
-from annotation.datasets.readers import (
-    read_contexts,
-    read_gold_lines,
-    read_jsonl_objects,
-    read_responses,
-    read_training_lines,
-)
-from annotation.datasets.records import CorpusError
 from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign, Dataset, Item, TrainingItem
 from annotation.protocols import registry
@@ -47,6 +39,14 @@ from annotation.services import (
     training_items_add,
 )
 from annotation.study_pages import STUDY_FIELDS, study_clean
+from corpora.readers import (
+    read_contexts,
+    read_gold_lines,
+    read_jsonl_objects,
+    read_responses,
+    read_training_lines,
+)
+from corpora.records import CorpusError
 from evalsite.errors import AnnotationError, InvalidParameters
 from modelhub.models import ModelEndpoint
 

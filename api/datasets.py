@@ -19,11 +19,10 @@ from django.db.models import Count
 from django.http import FileResponse, HttpRequest
 from ninja import File, Form, Path, Query, Router, Status, UploadedFile
 
-from annotation.datasets import READERS, SUFFIXES, WRITERS, DatasetError
-from annotation.datasets.selectors import dataset_records
-from annotation.datasets.services import dataset_import, records_export
+from annotation.dataset_reads import dataset_records
 from annotation.deidentify import Deidentifier
 from annotation.models import Dataset, Dialogue
+from annotation.services.datasets import dataset_import, records_export
 from api.errors import CLIENT_ERRORS, ApiError, ErrorOut, query_check
 from api.schemas import (
     NAME_PATTERN,
@@ -33,6 +32,7 @@ from api.schemas import (
     DatasetPage,
     Page,
 )
+from corpora import READERS, SUFFIXES, WRITERS, DatasetError
 from evalsite.errors import InvalidParameters
 
 router = Router(tags=["data sets"])

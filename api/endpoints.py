@@ -19,7 +19,6 @@ from django.db import transaction
 from django.http import HttpRequest
 from ninja import Path, Query, Router, Status
 
-from annotation.datasets.readers import Context, CorpusError, read_contexts
 from api.errors import CLIENT_ERRORS, ApiError, ErrorOut, query_check
 from api.schemas import (
     NAME_PATTERN,
@@ -32,6 +31,7 @@ from api.schemas import (
     Page,
     ResponsePage,
 )
+from corpora.readers import Context, CorpusError, read_contexts
 from evalsite.errors import InvalidParameters
 from modelhub.backends import Example
 from modelhub.models import GenerationJob, ModelEndpoint

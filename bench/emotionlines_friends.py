@@ -38,7 +38,7 @@ django.setup()
 import pandas as pd  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from annotation.datasets.selectors import dataset_emotion_report  # noqa: E402
+from annotation.dataset_reads import dataset_emotion_report  # noqa: E402
 from annotation.models import Dataset, Utterance  # noqa: E402
 from evalstats.emotion_eval import emotionlines_accuracy  # noqa: E402
 

@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 
 from annotation import exports
-from annotation.datasets import SUFFIXES
-from annotation.datasets.selectors import campaign_dialogue_records
-from annotation.datasets.services import records_export
+from annotation.dataset_reads import campaign_dialogue_records
 from annotation.models import Campaign, Judgment, Situation, Utterance, Worker
 from annotation.quality import worker_quality
 from annotation.selectors import campaign_report
+from annotation.services.datasets import records_export
 from annotation.studyfiles import study_export
+from corpora import SUFFIXES
 from dashboard.models import Job
 from evalstats.options import report_options_set
 from evalstats.reports import figures_index, report_write

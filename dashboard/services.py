@@ -19,7 +19,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation import exports
-from annotation.datasets import WRITERS
 from annotation.models import (
     Assignment,
     AuditLog,
@@ -32,6 +31,7 @@ from annotation.models import (
 from annotation.protocols import DialogueItems, registry
 from annotation.quality import worker_soft_block
 from annotation.services import assignment_set_status, audit_add, worker_forget
+from corpora import WRITERS
 from dashboard import signals as dashboard_signals
 from dashboard.job_builds import export_build, report_build, table_records
 from dashboard.judges import judges_report_build

@@ -189,9 +189,9 @@ WRITERS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("TrainingItem", "TrainingAttempt", "TrainingAnswer", "Qualification"), CORE),
     **dict.fromkeys(
         ("Dialogue", "Situation", "Utterance"),
-        ("annotation.services", "annotation.datasets.services"),
+        ("annotation.services", "annotation.services.datasets"),
     ),
-    "Dataset": ("annotation.datasets.services",),
+    "Dataset": ("annotation.services.datasets",),
     "WorkerBlock": ("annotation.services",),
 }
 

@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.admin.base import ReadOnlyAdmin
-from annotation.datasets.selectors import deidentification_replacements
+from annotation.dataset_reads import deidentification_replacements
 from annotation.models import (
     Assignment,
     AuditLog,

@@ -16,7 +16,7 @@ from evalstats.reports import Report
 if TYPE_CHECKING:
     from django.utils.functional import Promise
 
-    from annotation.datasets.records import DialogueRecord
+    from corpora.records import DialogueRecord
     from evalstats.planner import ABDesign, ChatDesign, KappaDesign, LikertDesign, SSADesign
 
     PlannerDesign = LikertDesign | SSADesign | ABDesign | ChatDesign | KappaDesign

@@ -1,6 +1,6 @@
 """Conversations written live: the one write path of a chat's dialogues, their utterances and
 ED situations (``chat`` calls these; data set imports write theirs in
-``annotation.datasets.services``).
+``annotation.services.datasets``).
 
 A dialogue's status moves only along ``DIALOGUE_TRANSITIONS``, through ``dialogue_set_status``:
 live dialogues start ``active`` and end ``complete`` or ``partial``, for good; imported ones

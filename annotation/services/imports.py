@@ -25,13 +25,13 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotation.allocation import items_judged_imported
-from annotation.datasets.judgments import Answer, Work
 from annotation.locks import assignments_lock_by_provider_ids, items_lock
 from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
 from annotation.protocols import registry
 from annotation.services.items import items_add
 from annotation.services.visits import worker_get_or_create
 from annotation.tallies import tallies_add
+from corpora.judgments import Answer, Work
 from evalsite.errors import Conflict, InvalidAnswer, InvalidParameters, NotFound
 from providers.base import clean_id
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.datasets.readers import Context
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign
 from annotation.protocols import registry
 from annotation.services import items_add, training_items_add
+from corpora.readers import Context
 from dashboard.drafts.cards import protocol_needs_items
 from dashboard.drafts.draft import draft_check
 from dashboard.drafts.store import (

@@ -11,7 +11,10 @@ from typing import Any
 
 from django.core.files.uploadedfile import UploadedFile
 
-from annotation.datasets.readers import (
+from annotation.models import Campaign
+from annotation.protocols import GoldChecks, Protocol, registry
+from annotation.services import training_items_clean
+from corpora.readers import (
     Context,
     CorpusError,
     read_contexts,
@@ -20,9 +23,6 @@ from annotation.datasets.readers import (
     read_responses,
     read_training_lines,
 )
-from annotation.models import Campaign
-from annotation.protocols import GoldChecks, Protocol, registry
-from annotation.services import training_items_clean
 from dashboard.drafts.cards import protocol_builds_items
 from evalsite.errors import InvalidParameters
 from modelhub.models import ModelEndpoint

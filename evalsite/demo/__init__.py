@@ -16,8 +16,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from annotation.datasets.records import Context, DialogueRecord
-from annotation.datasets.sources import read_ed, read_emotionlines
 from annotation.items import campaign_items_from_responses
 from annotation.models import Campaign, Item
 from annotation.protocols.emotionlines import EmotionLinesProtocol
@@ -27,6 +25,8 @@ from annotation.protocols.ssa import SSAProtocol
 from annotation.selectors import campaign_progress
 from annotation.services import campaign_create, campaign_set_status, items_add
 from annotation.simulation import CrowdRun, SimulatedWorker, crowd_make, crowd_run
+from corpora.records import Context, DialogueRecord
+from corpora.sources import read_ed, read_emotionlines
 
 CORPUS = Path(__file__).resolve().parent / "empathetic_demo.csv"
 # Short dialogues written for this project, each line with the emotion a careful worker sees.

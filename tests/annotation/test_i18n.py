@@ -260,7 +260,7 @@ def _worker_sources() -> set[str]:
         "workerpages/training.py",
         "workerpages/chat.py",
         "annotation/study_pages.py",
-        "chat/seats.py",
+        "chat/snapshot.py",
         "providers/base.py",
         "providers/local.py",
         "providers/prolific.py",

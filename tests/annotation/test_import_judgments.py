@@ -11,12 +11,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from annotation.datasets.judgments import map_from, read_judgments
 from annotation.judgment_reads import campaign_judgments_frame
 from annotation.models import Assignment, CampaignTally, Item, Judgment, Worker
 from annotation.selectors import campaign_progress
 from annotation.services import campaign_create, campaign_set_status, items_add, worker_visit
 from annotation.services.imports import judgments_import
+from corpora.judgments import map_from, read_judgments
 from evalsite.errors import InvalidParameters
 from evalstats.aggregation import dawid_skene, majority_vote
 from providers import Arrival

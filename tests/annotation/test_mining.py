@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 
 from annotation.mining import candidates_mine, savings
 from annotation.models import Item
-from tests.annotation.datasets import samples
+from tests.corpora import samples
 from tests.factories import CampaignFactory
 
 WORDS = ["joy", "tears", "rage", "bus", "milk"]

@@ -4,12 +4,12 @@ export, whatever the protocol made of them."""
 import pandas as pd
 import pytest
 
-from annotation.datasets.records import Context
 from annotation.exports import judgments_export, judgments_export_frame
 from annotation.items import campaign_items_from_responses
 from annotation.model_replies import campaign_shown_replies, truncated_table
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create
+from corpora.records import Context
 from modelhub import services
 from modelhub.backends import Reply
 from modelhub.backends.generic_bot import GenericBot

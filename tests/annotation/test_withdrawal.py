@@ -10,8 +10,7 @@ from django.db import models
 from django.urls import reverse
 
 from annotation.allocation import item_next, topup_cap
-from annotation.datasets.selectors import campaign_dialogue_records
-from annotation.datasets.services import records_export
+from annotation.dataset_reads import campaign_dialogue_records
 from annotation.exports import judgments_export
 from annotation.judgment_reads import campaign_judgments_frame
 from annotation.models import (
@@ -33,6 +32,7 @@ from annotation.services import (
     judgment_submit,
     worker_forget,
 )
+from annotation.services.datasets import records_export
 from chat.models import ChatSeat
 from recruitment.models import Payment
 from tests.factories import (

@@ -19,7 +19,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 
-from annotation.datasets.services import dataset_import
+from annotation.services.datasets import dataset_import
 from annotation.simulation import crowd_make, crowd_run
 from api.main import api
 from evalsite import inputs

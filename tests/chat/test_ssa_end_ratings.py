@@ -217,7 +217,7 @@ def test_the_report_gives_the_closing_ratings_per_model_with_an_interval(generic
     assert engaging.loc["generic-bot", "comments"] == 1
     assert set(table["question"]) == set(GOOD)
     # The dialogue export (``export --dialogues``) carries them in each dialogue's metadata.
-    from annotation.datasets.selectors import campaign_dialogue_records
+    from annotation.dataset_reads import campaign_dialogue_records
 
     exported = [
         r.metadata["ratings"]["values"]["engaging"] for r in campaign_dialogue_records(campaign)

@@ -14,15 +14,15 @@ from django.core.management import CommandError, call_command
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from annotation.datasets import READERS, DatasetError
-from annotation.datasets.readers import (
+from annotation.models import Dataset, Item, Utterance
+from corpora import READERS, DatasetError
+from corpora.readers import (
     CorpusError,
     read_contexts,
     read_jsonl_objects,
     read_responses,
 )
-from annotation.models import Dataset, Item, Utterance
-from tests.annotation.datasets import samples
+from tests.corpora import samples
 from tests.factories import CampaignFactory
 from tests.fuzz.strategies import bounded, json_text, json_values, nested
 

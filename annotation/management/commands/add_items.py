@@ -6,16 +6,16 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.datasets.readers import (
+from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
+from annotation.models import Campaign
+from annotation.services import items_add, training_items_add
+from corpora.readers import (
     read_contexts,
     read_gold_lines,
     read_responses,
     read_training_lines,
 )
-from annotation.datasets.records import CorpusError
-from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
-from annotation.models import Campaign
-from annotation.services import items_add, training_items_add
+from corpora.records import CorpusError
 from evalsite.errors import AnnotationError
 
 

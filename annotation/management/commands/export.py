@@ -6,11 +6,11 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.datasets import SUFFIXES, WRITERS
-from annotation.datasets.selectors import campaign_dialogue_records, dataset_records
-from annotation.datasets.services import records_export
+from annotation.dataset_reads import campaign_dialogue_records, dataset_records
 from annotation.exports import FORMATS, judgments_export
 from annotation.models import Campaign, Dataset
+from annotation.services.datasets import records_export
+from corpora import SUFFIXES, WRITERS
 
 
 class Command(BaseCommand):

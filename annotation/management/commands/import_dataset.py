@@ -8,9 +8,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.datasets import READERS, DatasetError
-from annotation.datasets.services import dataset_import
 from annotation.deidentify import Deidentifier, names_read
+from annotation.services.datasets import dataset_import
+from corpora import READERS, DatasetError
 from evalsite.errors import AnnotationError
 
 

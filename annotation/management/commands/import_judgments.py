@@ -9,7 +9,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from annotation.datasets.judgments import (
+from annotation.models import Campaign
+from annotation.protocols import registry
+from annotation.services import judgments_import
+from corpora.judgments import (
     FORMATS,
     JudgmentMap,
     items_of,
@@ -17,10 +20,7 @@ from annotation.datasets.judgments import (
     map_read,
     read_judgments,
 )
-from annotation.datasets.records import CorpusError
-from annotation.models import Campaign
-from annotation.protocols import registry
-from annotation.services import judgments_import
+from corpora.records import CorpusError
 from evalsite.errors import AnnotationError
 
 

@@ -8,9 +8,6 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.datasets import DatasetError
-from annotation.datasets.records import DialogueRecord, UtteranceRecord
-from annotation.datasets.sources import EMOCONTEXT_LABELS, read_emocontext
 from annotation.items import campaign_items_from_dialogues
 from annotation.mining import (
     candidates_mine,
@@ -21,6 +18,9 @@ from annotation.mining import (
 )
 from annotation.models import Campaign
 from annotation.protocols.emocontext import SPEAKERS
+from corpora import DatasetError
+from corpora.records import DialogueRecord, UtteranceRecord
+from corpora.sources import EMOCONTEXT_LABELS, read_emocontext
 from evalsite.errors import AnnotationError
 
 EMOTIONS = ("happy", "sad", "angry")

@@ -7,10 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.datasets import READERS, DatasetError
-from annotation.datasets.records import labels_paired
-from annotation.datasets.selectors import dataset_records
+from annotation.dataset_reads import dataset_records
 from annotation.models import Dataset
+from corpora import READERS, DatasetError
+from corpora.records import labels_paired
 from evalstats.emotion_eval import (
     EMOTIONX_LABELS,
     emocontext_scores,

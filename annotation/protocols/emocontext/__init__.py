@@ -18,7 +18,6 @@ import pandas as pd
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
-from annotation.datasets.records import EMOCONTEXT_LABELS, DialogueRecord, UtteranceRecord
 from annotation.protocols.base import (
     DialogueItems,
     GoldChecks,
@@ -29,6 +28,7 @@ from annotation.protocols.base import (
     Simulated,
     label_simulated,
 )
+from corpora.records import EMOCONTEXT_LABELS, DialogueRecord, UtteranceRecord
 from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import aggregation, reports
 from evalstats.emotion_labels import distribution_figure, kappa_by_source

@@ -31,7 +31,6 @@ from typing import Any
 import pandas as pd
 from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
-from annotation.datasets.records import EMOTIONLINES_LABELS, DialogueRecord, UtteranceRecord
 from annotation.protocols.base import (
     DialogueItems,
     GoldChecks,
@@ -43,6 +42,7 @@ from annotation.protocols.base import (
     Simulated,
 )
 from annotation.protocols.emotionlines.planner import kappa_design
+from corpora.records import EMOTIONLINES_LABELS, DialogueRecord, UtteranceRecord
 from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import aggregation
 from evalstats.emotion_labels import (

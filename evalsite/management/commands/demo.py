@@ -12,9 +12,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.datasets.records import DatasetError
 from annotation.models import Campaign
 from annotation.selectors import campaign_report
+from corpora.records import DatasetError
 from dashboard.models import Job
 from dashboard.selectors import campaign_row, report_judgments
 from dashboard.services import job_start

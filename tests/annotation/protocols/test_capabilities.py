@@ -24,6 +24,7 @@ from annotation.protocols import (
 from annotation.selectors import campaign_report
 from annotation.services import campaign_create, campaign_set_status, items_add
 from evalsite.errors import InvalidParameters
+from tests.test_layers import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[3]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
@@ -77,7 +78,7 @@ def _name_comparisons(text: str, names: set[str]) -> list[str]:
 def test_no_protocol_name_is_compared_outside_its_own_module():
     names = {p.name for p in registry.all()}
     found = []
-    for folder in ("annotation", "dashboard", "evalsite", "modelhub", "templates", "static"):
+    for folder in (*PACKAGES, "templates", "static"):
         for path in (ROOT / folder).rglob("*"):
             if path.suffix not in {".py", ".html", ".js"} or "migrations" in path.parts:
                 continue

@@ -20,8 +20,8 @@ APPS = ("annotation", "dashboard", "api", "modelhub", "webhooks", "evalstats", "
 ALLOWED = {
     # The data set formats of the readers (EmotionLines' and EmoContext's own files), not
     # the protocols that label them.
-    ("annotation/datasets/__init__.py", "emotionlines"),
-    ("annotation/datasets/__init__.py", "emocontext"),
+    ("corpora/__init__.py", "emotionlines"),
+    ("corpora/__init__.py", "emocontext"),
     # `score_emotions --task`: the two shared tasks a classifier is scored on (EmoContext's
     # micro-F1, EmotionX's WA/UWA), named after their data sets.
     ("annotation/management/commands/score_emotions.py", "emotionlines"),

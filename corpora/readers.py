@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from annotation.datasets.records import Context, CorpusError
+from corpora.records import Context, CorpusError
 
 
 def _why(exc: Exception) -> str:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from annotation.datasets.records import DatasetError, DialogueRecord
-from annotation.datasets.sources import read_ed
+from corpora.records import DatasetError, DialogueRecord
+from corpora.sources import read_ed
 
 HEADER = "conv_id,utterance_idx,context,prompt,speaker_idx,utterance,selfeval,tags\n"
 
@@ -59,7 +59,7 @@ def test_missing_columns_and_files_are_clear_errors(tmp_path):
 
 
 def test_demo_corpus_is_valid_and_large_enough():
-    path = Path(__file__).resolve().parents[3] / "annotation" / "demo" / "empathetic_demo.csv"
+    path = Path(__file__).resolve().parents[2] / "evalsite" / "demo" / "empathetic_demo.csv"
     dialogues = read_ed(path)
     assert len(dialogues) >= 30
     assert all(len(d.utterances) >= 2 for d in dialogues)

@@ -1,7 +1,7 @@
 """The record types every reader produces: dialogues of utterances, and contexts.
 
 Readers turn a file into ``DialogueRecord``s (or raise ``DatasetError`` naming the line);
-``annotation.datasets.services`` stores them in one transaction; writers turn records back into
+``annotation.services.datasets`` stores them in one transaction; writers turn records back into
 files. A context set reads into ``Context``s, from which items are built. A leaf: pure Python,
 no ORM, no import from the project, so protocols may use these types freely.
 """

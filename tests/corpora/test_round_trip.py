@@ -3,11 +3,11 @@
 import pytest
 from django.core.management import call_command
 
-from annotation.datasets import READERS, WRITERS
-from annotation.datasets.generic import read_parlai
-from annotation.datasets.records import DialogueRecord, UtteranceRecord
-from annotation.datasets.selectors import dataset_records
+from annotation.dataset_reads import dataset_records
 from annotation.models import Dataset
+from corpora import READERS, WRITERS
+from corpora.generic import read_parlai
+from corpora.records import DialogueRecord, UtteranceRecord
 
 NASTY = [
     "C:\\new\\table",

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from annotation.datasets.records import (
+from corpora.records import (
     EMOCONTEXT_LABELS,
     EMOTIONLINES_LABELS,
     DatasetError,

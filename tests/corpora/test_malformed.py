@@ -7,8 +7,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.datasets import READERS, services
 from annotation.models import Dataset, Dialogue, Situation, Utterance
+from annotation.services import datasets as services
+from corpora import READERS, DatasetError
 
 UTTERANCE = {"speaker": "Ann", "utterance": "Hello there", "emotion": "joy"}
 
@@ -107,7 +108,7 @@ def test_emotionlines_text_after_the_closing_bracket_is_refused(tmp_path, traili
 def test_readers_raise_a_dataset_error_for_values_of_the_wrong_kind(
     tmp_path, fmt, name, text, message
 ):
-    with pytest.raises(services.DatasetError, match=message):
+    with pytest.raises(DatasetError, match=message):
         READERS[fmt](_write(tmp_path, name, text))
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.datasets.selectors import deidentification_replacements
+from annotation.dataset_reads import deidentification_replacements
 from annotation.deidentify import Deidentifier, names_read
 from annotation.models import Dataset, Situation, Utterance
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from annotation.datasets.readers import read_contexts
-from annotation.datasets.records import CorpusError, DatasetError
+from corpora.readers import read_contexts
+from corpora.records import CorpusError, DatasetError
 
 
 def test_contexts_nested_too_deeply_are_refused_with_a_message(tmp_path):

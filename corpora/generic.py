@@ -27,13 +27,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from annotation.datasets.records import (
+from corpora.records import (
     DatasetError,
     DialogueRecord,
     UtteranceRecord,
     text_clean,
 )
-from annotation.datasets.sources import file_text, json_error, json_loads, text_lines
+from corpora.sources import file_text, json_error, json_loads, text_lines
 
 DIALOGUE_FIELDS = ("source", "split", "emotion", "situation", "situation_author")
 ROW_COLUMNS = (

@@ -18,10 +18,10 @@ from typing import Any
 
 from django.db import DataError, IntegrityError, models, transaction
 
-from annotation.datasets import READERS, SUFFIXES, WRITERS, Reader
-from annotation.datasets.records import DatasetError, DialogueRecord
 from annotation.deidentify import Deidentifier
 from annotation.models import Dataset, Dialogue, Situation, Utterance
+from corpora import READERS, SUFFIXES, WRITERS, Reader
+from corpora.records import DatasetError, DialogueRecord
 from evalsite.errors import Conflict, InvalidParameters
 
 _NAME = re.compile(r"[-a-zA-Z0-9_]+")

@@ -6,14 +6,14 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.datasets import READERS, WRITERS
-from annotation.datasets.records import DialogueRecord, UtteranceRecord
-from annotation.datasets.selectors import dataset_records
-from annotation.datasets.services import dataset_import, split_by_author
+from annotation.dataset_reads import dataset_records
 from annotation.models import Dataset, Dialogue, Situation, Utterance
-from tests.annotation.datasets import samples
+from annotation.services.datasets import dataset_import, split_by_author
+from corpora import READERS, WRITERS
+from corpora.records import DialogueRecord, UtteranceRecord
+from tests.corpora import samples
 
-SHARED_DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 SOURCES = {
     "ed": ("ed_train.csv", samples.ED_CSV),
@@ -200,9 +200,9 @@ def test_real_friends_files_import_whole():
 
 @pytest.mark.django_db
 def test_an_imported_data_sets_kappa_interval_draws_whole_dialogues(tmp_path):
-    from annotation.datasets.selectors import dataset_emotion_report
-    from annotation.datasets.services import dataset_import
+    from annotation.dataset_reads import dataset_emotion_report
     from annotation.models import Dataset
+    from annotation.services.datasets import dataset_import
     from evalstats import cluster_bootstrap
 
     path = _write(tmp_path, "friends_dev.json", samples.EMOTIONLINES_JSON)

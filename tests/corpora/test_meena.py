@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.datasets import DatasetError
-from annotation.datasets.sources import read_meena
 from annotation.models import Dataset, Dialogue, Utterance
+from corpora import DatasetError
+from corpora.sources import read_meena
 
-SHARED_MEENA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "meena"
+SHARED_MEENA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "meena"
 
 LOG = """
 Meena Conversation 1

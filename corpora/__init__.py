@@ -1,7 +1,7 @@
 """Dialogue data sets: readers of the published formats, writers, import and export.
 
 ``READERS`` maps an ``import_dataset`` format name to its reader, ``WRITERS`` an ``export``
-format to its writer; ``annotation.datasets.services`` stores and exports, and
+format to its writer; ``annotation.services.datasets`` stores and exports, and
 ``docs/datasets.md`` describes every format.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from annotation.datasets import generic, sources
-from annotation.datasets.records import (
+from corpora import generic, sources
+from corpora.records import (
     EMOTIONLINES_LABELS,
     DatasetError,
     DialogueRecord,

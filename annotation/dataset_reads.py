@@ -7,9 +7,9 @@ from typing import Any
 import pandas as pd
 from django.db.models import Prefetch, QuerySet
 
-from annotation.datasets.records import DialogueRecord, UtteranceRecord
 from annotation.models import Campaign, Dataset, Dialogue, Utterance
 from annotation.protocols import DialogueItems, registry
+from corpora.records import DialogueRecord, UtteranceRecord
 
 
 def _records(dialogues: QuerySet[Dialogue]) -> list[DialogueRecord]:
@@ -92,7 +92,7 @@ def dataset_emotion_report(
     utterance's vote counts (``annotations["votes"]``, as EmotionLines ships them);
     ``rule``: how often the EmotionLines rule on those votes gives the released label.
     """
-    from annotation.datasets.records import EMOTIONLINES_LABELS
+    from corpora.records import EMOTIONLINES_LABELS
     from evalstats.aggregation import emotionlines_labels
     from evalstats.emotion_labels import kappa_by_source, label_distribution
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.datasets.readers import _text, _why
-from annotation.datasets.records import CorpusError
+from corpora.readers import _text, _why
+from corpora.records import CorpusError
 
 FORMATS = ("mturk-batch", "prolific", "long")
 

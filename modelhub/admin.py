@@ -1,5 +1,7 @@
 """The model registry, stored generations and generation jobs (with their progress) in the
-admin. Endpoints are checked by the same validation as ``register_model``."""
+admin. Endpoints are checked by the same validation as ``register_model`` and saved through
+its service (``endpoint_register``); jobs are queued again through ``modelhub.jobs`` and never
+added or deleted here."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from modelhub.backends import backend_load
 from modelhub.decoding import decoding_validate
 from modelhub.jobs import job_retry
 from modelhub.models import Generation, GenerationJob, ModelEndpoint
+from modelhub.services import endpoint_register
 
 
 class ModelEndpointForm(forms.ModelForm):
@@ -48,6 +51,21 @@ class ModelEndpointAdmin(admin.ModelAdmin):
     @admin.display(description="decoding")
     def decoding_summary(self, obj: ModelEndpoint) -> str:
         return json.dumps(obj.decoding) if obj.decoding else "greedy (default)"
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["name"] if obj is not None else []  # the name is the key: register anew to rename
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        """Register through ``endpoint_register``, as ``register_model`` does (the decoding's
+        default length written in), not by saving the form's row."""
+        endpoint = endpoint_register(
+            name=obj.name,
+            backend=obj.backend,
+            config=obj.config,
+            decoding=obj.decoding,
+            notes=obj.notes,
+        )
+        obj.pk, obj.decoding, obj.created_at = endpoint.pk, endpoint.decoding, endpoint.created_at
 
 
 @admin.register(Generation)
@@ -96,6 +114,9 @@ class GenerationJobAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # jobs are started by code (modelhub.jobs), not typed in
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a job's rows are modelhub.jobs' alone; a running one would lose its row
 
     @admin.action(description="Queue the selected jobs again (keeps what they stored)")
     def retry(self, request: HttpRequest, queryset: QuerySet[GenerationJob]) -> None:

@@ -211,3 +211,19 @@ def test_inside_annotation_each_part_writes_only_its_own_rows() -> None:
                     elsewhere.append(f"{path.relative_to(ROOT)}:{line} {model}.{method}")
     assert found > 40, "the scan found too few writes: it is broken"
     assert not elsewhere, "\n".join(elsewhere)
+
+
+def test_the_architecture_map_names_every_package_and_every_part_of_the_core() -> None:
+    """docs/architecture.md's map ("Apps and modules") matches the folders: each package of
+    .importlinter has its entry, and so does each module and folder at annotation's root."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    atlas = doc[doc.index("## Apps and modules") : doc.index("## Layers")]
+    conventional = {"__init__.py", "apps.py", "migrations", "__pycache__"}
+    missing = [f"{package}/" for package in PACKAGES if f"\n{package}/" not in atlas]
+    missing += [
+        f"annotation/{entry.name}"
+        for entry in sorted((ROOT / "annotation").iterdir())
+        if entry.name not in conventional
+        and (entry.name + ("/" if entry.is_dir() else "")) not in atlas
+    ]
+    assert not missing, "not in docs/architecture.md's map: " + ", ".join(missing)

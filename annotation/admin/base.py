@@ -30,7 +30,11 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 class ServiceAdmin(admin.ModelAdmin):
     """Adds and changes through the services; a refusal the form's check could not see (the
     state moved on between the check and the save) is shown as a message, and the admin's
-    transaction leaves nothing behind."""
+    transaction leaves nothing behind. No service deletes campaigns or items (their judgments,
+    leases, counters and payments hang on them): neither does the admin."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
     def changeform_view(
         self,

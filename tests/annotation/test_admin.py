@@ -3,6 +3,8 @@
 import json
 from decimal import Decimal
 
+from django.urls import reverse
+
 from annotation.admin.campaigns import CampaignForm
 from annotation.allocation import item_next
 from annotation.models import Campaign, Dataset, Lease, Participation
@@ -221,3 +223,13 @@ def test_judgments_assignments_and_leases_are_view_only_in_the_admin(admin_clien
         assert admin_client.get(f"/admin/annotation/{model}/{pk}/delete/").status_code == 403
     assignment.refresh_from_db()
     assert assignment.status == "accepted"
+
+
+def test_campaigns_and_items_are_never_deleted_in_the_admin(admin_client, campaign):
+    item = campaign.items.first()
+    for url in (
+        reverse("admin:annotation_campaign_delete", args=[campaign.pk]),
+        reverse("admin:annotation_item_delete", args=[item.pk]),
+    ):
+        assert admin_client.post(url, {"post": "yes"}).status_code == 403
+    assert Campaign.objects.filter(pk=campaign.pk).exists() and campaign.items.count() > 0

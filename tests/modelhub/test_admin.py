@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from modelhub.admin import ModelEndpointForm
 from modelhub.backends import Example
-from modelhub.models import GenerationJob
+from modelhub.models import GenerationJob, ModelEndpoint
 from modelhub.services import endpoint_register
 from modelhub.tasks import job_run
 
@@ -63,3 +63,22 @@ def test_endpoint_pages_render(admin_client):
     page = admin_client.get(reverse("admin:modelhub_modelendpoint_changelist"))
     assert page.status_code == 200 and "meena" in page.content.decode()
     assert admin_client.get(reverse("admin:modelhub_modelendpoint_add")).status_code == 200
+
+
+def test_an_endpoint_added_in_the_admin_is_registered_by_the_service(admin_client):
+    fields = {"name": "bot", "backend": "generic_bot", "config": "{}", "decoding": "{}"}
+    page = admin_client.post(reverse("admin:modelhub_modelendpoint_add"), fields)
+    assert page.status_code == 302
+    endpoint = ModelEndpoint.objects.get(name="bot")
+    assert endpoint.decoding == {"max_new_tokens": 40}  # the service writes the default in
+    change = reverse("admin:modelhub_modelendpoint_change", args=[endpoint.pk])
+    admin_client.post(change, {**fields, "name": "renamed", "notes": "n"})
+    assert list(ModelEndpoint.objects.values_list("name", "notes")) == [("bot", "n")]
+
+
+def test_jobs_are_never_deleted_in_the_admin(admin_client):
+    job = GenerationJob.objects.create(
+        endpoint=endpoint_register(name="bot", backend="generic_bot"), examples=[], total=0
+    )
+    page = admin_client.post(reverse("admin:modelhub_generationjob_delete", args=[job.pk]))
+    assert page.status_code == 403 and GenerationJob.objects.filter(pk=job.pk).exists()

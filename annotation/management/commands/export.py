@@ -43,7 +43,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--judges",
             action="store_true",
-            help="Export the LLM judges' judgments (docs/judges.md) instead of the crowd's; "
+            help="Export the LLM judges' judgments (docs/modelhub.md, 'Judges') instead of "
+            "the crowd's; "
             "column 'rater' names the judge (<model>@<template version>:<mode>).",
         )
         parser.add_argument(

@@ -21,6 +21,16 @@ def _has_nul(data: QueryDict) -> bool:
     return any("\x00" in key or any("\x00" in v for v in data.getlist(key)) for key in data)
 
 
+# The error body of a part of the site with its own (the API's, registered in its
+# AppConfig.ready), by path prefix: the middleware imports no app.
+_BODIES: dict[str, Callable[[str], HttpResponse]] = {}
+
+
+def error_body_register(prefix: str, respond: Callable[[str], HttpResponse]) -> None:
+    """Answer a refused request under ``prefix`` with ``respond(message)``."""
+    _BODIES[prefix] = respond
+
+
 class InputMiddleware:
     """Refuse requests whose parameters or form fields contain a NUL character."""
 
@@ -30,10 +40,9 @@ class InputMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         form = request.method == "POST" and request.content_type in _FORMS
         if _has_nul(request.GET) or (form and _has_nul(request.POST)):
-            if request.path.startswith("/api/"):
-                from api.errors import error_response  # the API's one error body
-
-                return error_response(400, MESSAGE)
+            for prefix, respond in _BODIES.items():
+                if request.path.startswith(prefix):
+                    return respond(MESSAGE)
             if "application/json" in request.headers.get("Accept", ""):
                 return JsonResponse({"ok": False, "error": MESSAGE}, status=400)
             return HttpResponse(MESSAGE, status=400, content_type="text/plain; charset=utf-8")

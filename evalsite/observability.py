@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from django.apps import apps as django_apps
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
@@ -131,9 +132,8 @@ class _LiveCollector:
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import GaugeMetricFamily
 
-        from annotation.models import Dialogue
-
-        active = Dialogue.objects.filter(status=Dialogue.Status.ACTIVE).count()
+        dialogue = django_apps.get_model("annotation", "Dialogue")  # by name: no app imported
+        active = dialogue.objects.filter(status=dialogue.Status.ACTIVE).count()
         yield GaugeMetricFamily(
             "evalsite_active_chats", "Live chat conversations in progress.", value=active
         )
@@ -144,12 +144,12 @@ def metrics_connect() -> None:
     from celery.signals import task_postrun, task_prerun, worker_ready
     from django.db.models.signals import post_save
 
-    from annotation.models import Judgment
+    judgment = django_apps.get_model("annotation", "Judgment")  # by name: no app imported
 
     metrics = _registry_metrics()
     started: dict[str, float] = {}
 
-    def judgment_saved(sender: type, instance: Judgment, created: bool, **kwargs: Any) -> None:
+    def judgment_saved(sender: type, instance: Any, created: bool, **kwargs: Any) -> None:
         if created:
             metrics["judgments"].inc()
 
@@ -173,7 +173,7 @@ def metrics_connect() -> None:
     from prometheus_client import REGISTRY
 
     REGISTRY.register(_LiveCollector())
-    post_save.connect(judgment_saved, sender=Judgment, weak=False)
+    post_save.connect(judgment_saved, sender=judgment, weak=False)
     task_prerun.connect(prerun, weak=False)
     task_postrun.connect(postrun, weak=False)
     worker_ready.connect(exporter, weak=False)

@@ -23,3 +23,10 @@ def test_a_nul_in_a_form_field_gets_400_as_text_or_json(admin_client, db):
     )
     assert as_json.status_code == 400 and "NUL" in as_json.json()["error"]
     assert not AuditLog.objects.exists() and not Judgment.objects.exists()
+
+
+def test_a_nul_in_an_api_parameter_gets_the_apis_error_body(client, db):
+    response = client.get("/api/v1/campaigns", {"status": "live\x00"})
+    assert response.status_code == 400
+    error = response.json()["error"]  # the API's one error body (docs/api.md), not plain text
+    assert "NUL" in error["message"] and error["code"]

@@ -243,6 +243,25 @@ def test_compose_names_the_stack_this_test_runs():
     )
 
 
+
+def test_compose_publishes_the_web_port_to_this_host_only_and_trusts_only_the_proxy():
+    config = compose()
+    web = config["services"]["web"]
+    assert web["ports"] == ["127.0.0.1:8000:8000"]
+    trusted = web["environment"]["FORWARDED_ALLOW_IPS"]
+    assert "*" not in trusted and trusted.endswith("172.28.0.1}")
+    gateway = config["networks"]["default"]["ipam"]["config"][0]["gateway"]
+    assert gateway == "172.28.0.1"
+
+
+def test_compose_pins_the_versions_of_the_images_it_pulls():
+    pulled = [s["image"] for s in compose()["services"].values() if "build" not in s]
+    assert len(pulled) == 3  # postgres, redis, vllm
+    for image in pulled:
+        tag = image.rpartition(":")[2]
+        assert tag != "latest" and "." in tag, f"{image} floats"
+
+
 @pytest.mark.postgres
 @pytest.mark.broker
 @pytest.mark.redis

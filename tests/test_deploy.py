@@ -243,7 +243,6 @@ def test_compose_names_the_stack_this_test_runs():
     )
 
 
-
 def test_compose_publishes_the_web_port_to_this_host_only_and_trusts_only_the_proxy():
     config = compose()
     web = config["services"]["web"]

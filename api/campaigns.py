@@ -9,18 +9,18 @@ from typing import Any
 
 from django.db import transaction
 from django.http import HttpRequest
-from ninja import File, Form, Path, Query, Router, Status, UploadedFile
+from ninja import File, Form, Query, Router, Status, UploadedFile
 
 from annotation.models import Campaign
 from annotation.services import campaign_set_status, campaign_settings_update, items_add
 from api.access import actor, campaign_of, user_of
 from api.errors import CLIENT_ERRORS, ErrorOut, query_check
 from api.schemas import (
-    SLUG_PATTERN,
     CampaignFilters,
     CampaignIn,
     CampaignOut,
     CampaignPage,
+    CampaignSlug,
     CampaignUpdate,
     ItemsAdded,
     ItemsIn,
@@ -41,7 +41,6 @@ from evalsite.errors import InvalidParameters
 
 router = Router(tags=["campaigns"])
 
-Slug = Path(..., pattern=SLUG_PATTERN, description="The campaign's slug.", examples=["study-1"])
 NoFile = File(None)
 Models = Form("", max_length=2000, description="Registered models to answer the contexts.")
 MaxTurns = Form(3, ge=1, le=100, description="Most turns a context may have.")
@@ -85,12 +84,14 @@ def campaign_create(request: HttpRequest, data: CampaignIn) -> Status[dict[str, 
 
 
 @router.get("/{slug}", response={200: CampaignOut, CLIENT_ERRORS: ErrorOut})
-def campaign_get(request: HttpRequest, slug: str = Slug) -> dict[str, Any]:
+def campaign_get(request: HttpRequest, slug: str = CampaignSlug) -> dict[str, Any]:
     return campaign_out(campaign_of(request, slug))
 
 
 @router.patch("/{slug}", response={200: CampaignOut, CLIENT_ERRORS: ErrorOut})
-def campaign_update(request: HttpRequest, data: CampaignUpdate, slug: str = Slug) -> dict[str, Any]:
+def campaign_update(
+    request: HttpRequest, data: CampaignUpdate, slug: str = CampaignSlug
+) -> dict[str, Any]:
     """Change settings, parameters (drafts only) and study texts, all or nothing.
 
     A budget goes through the dashboard's budget control (the core's
@@ -110,7 +111,9 @@ def campaign_update(request: HttpRequest, data: CampaignUpdate, slug: str = Slug
 
 
 @router.post("/{slug}/status", response={200: CampaignOut, CLIENT_ERRORS: ErrorOut})
-def campaign_status(request: HttpRequest, data: StatusIn, slug: str = Slug) -> dict[str, Any]:
+def campaign_status(
+    request: HttpRequest, data: StatusIn, slug: str = CampaignSlug
+) -> dict[str, Any]:
     """Move through the lifecycle: a draft goes live as the wizard launches it (published on
     the local provider within its budget); a launched one pauses, resumes or finishes (for
     good) as the dashboard's controls do, audit-logged."""
@@ -128,7 +131,9 @@ def campaign_status(request: HttpRequest, data: StatusIn, slug: str = Slug) -> d
 
 
 @router.post("/{slug}/items", response={201: ItemsAdded, CLIENT_ERRORS: ErrorOut})
-def items_post(request: HttpRequest, data: ItemsIn, slug: str = Slug) -> Status[dict[str, Any]]:
+def items_post(
+    request: HttpRequest, data: ItemsIn, slug: str = CampaignSlug
+) -> Status[dict[str, Any]]:
     """Add items (and gold checks) as JSON, all or nothing (``items_add``); an item sent
     again with the same content is skipped, with other content refused."""
     campaign = campaign_of(request, slug)
@@ -153,7 +158,7 @@ def items_post(request: HttpRequest, data: ItemsIn, slug: str = Slug) -> Status[
 )
 def items_upload(
     request: HttpRequest,
-    slug: str = Slug,
+    slug: str = CampaignSlug,
     items: UploadedFile | None = NoFile,
     gold: UploadedFile | None = NoFile,
     contexts: UploadedFile | None = NoFile,
@@ -184,14 +189,14 @@ def items_upload(
 
 
 @router.post("/{slug}/items/finish", response={201: ItemsAdded, CLIENT_ERRORS: ErrorOut})
-def items_finish(request: HttpRequest, slug: str = Slug) -> Status[dict[str, Any]]:
+def items_finish(request: HttpRequest, slug: str = CampaignSlug) -> Status[dict[str, Any]]:
     """Add the items of the upload whose models have answered (``draft_items_finish``)."""
     outcome = draft_items_finish(campaign=campaign_of(request, slug))
     return Status(201, {"added": outcome.added, "skipped": outcome.skipped, "jobs": []})
 
 
 @router.get("/{slug}/progress", response={200: ProgressOut, CLIENT_ERRORS: ErrorOut})
-def progress(request: HttpRequest, slug: str = Slug) -> dict[str, Any]:
+def progress(request: HttpRequest, slug: str = CampaignSlug) -> dict[str, Any]:
     """The live numbers of the dashboard's poll (from tallies: no judgment is scanned)."""
     campaign = campaign_of(request, slug)
     data = selectors.campaign_row(campaign).as_json()

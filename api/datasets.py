@@ -38,7 +38,12 @@ from evalsite.errors import InvalidParameters
 router = Router(tags=["data sets"])
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
-Name = Path(..., pattern=NAME_PATTERN, description="The data set's name.", examples=["dialogues-1"])
+Name = Path(
+    ...,
+    pattern=NAME_PATTERN,
+    description="The data set's name.",
+    example="dialogues-1",
+)
 _FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 DataFile = File(..., description="The data set file.")
 Format = Form(..., max_length=32, description=f"Its format: {', '.join(READERS)}.")

@@ -41,12 +41,17 @@ from modelhub.services import endpoint_register, generation_job_start
 logger = logging.getLogger(__name__)
 router = Router(tags=["models"])
 
-Name = Path(..., pattern=NAME_PATTERN, description="The model's name.", examples=["generic-bot"])
+Name = Path(
+    ...,
+    pattern=NAME_PATTERN,
+    description="The model's name.",
+    example="generic-bot",
+)
 NewName = Path(
     ...,
     max_length=100,
     description="The model's name: a slug of at most 64 characters.",
-    examples=["generic-bot"],
+    example="generic-bot",
 )
 JobId = Path(..., ge=1, le=2**62, description="The generation job's id.")
 _LINE = re.compile(r"contexts\.jsonl, line (\d+)")

@@ -12,14 +12,13 @@ from ninja import Path, Query, Router, Status
 from annotation.models import Campaign
 from api.access import campaign_of, user_of
 from api.errors import CLIENT_ERRORS, ApiError, ErrorOut, query_check
-from api.schemas import FILE_PATTERN, SLUG_PATTERN, ExportIn, JobOut, ReportOut
+from api.schemas import FILE_PATTERN, CampaignSlug, ExportIn, JobOut, ReportOut
 from dashboard import selectors, services
 from dashboard.models import Job
 from evalstats.aggregation import Aggregate
 
 router = Router(tags=["reports and exports"])
 
-Slug = Path(..., pattern=SLUG_PATTERN, description="The campaign's slug.", examples=["study-1"])
 JobId = Path(..., ge=1, le=2**62, description="The job's id.")
 FileName = Path(..., pattern=FILE_PATTERN, description="A file the job wrote.")
 
@@ -61,7 +60,7 @@ def _started(request: HttpRequest, job: Job) -> Status[dict[str, Any]]:
 @router.post("/{slug}/reports", response={202: JobOut, CLIENT_ERRORS: ErrorOut})
 def report_start(
     request: HttpRequest,
-    slug: str = Slug,
+    slug: str = CampaignSlug,
     aggregate: Aggregate = Query(  # noqa: B008 (ninja's parameter declaration)
         "majority", description="How an item's labels are combined: majority, ds, mace."
     ),
@@ -79,7 +78,7 @@ def report_start(
 
 
 @router.get("/{slug}/reports/latest", response={200: ReportOut, CLIENT_ERRORS: ErrorOut})
-def report_latest(request: HttpRequest, slug: str = Slug) -> dict[str, Any]:
+def report_latest(request: HttpRequest, slug: str = CampaignSlug) -> dict[str, Any]:
     """The newest finished report snapshot: its tables as JSON and its figures' URLs."""
     campaign = campaign_of(request, slug)
     snapshot = selectors.report_latest(campaign)
@@ -103,7 +102,9 @@ def report_latest(request: HttpRequest, slug: str = Slug) -> dict[str, Any]:
 
 
 @router.post("/{slug}/exports", response={202: JobOut, CLIENT_ERRORS: ErrorOut})
-def export_start(request: HttpRequest, data: ExportIn, slug: str = Slug) -> Status[dict[str, Any]]:
+def export_start(
+    request: HttpRequest, data: ExportIn, slug: str = CampaignSlug
+) -> Status[dict[str, Any]]:
     """Queue an export of judgments (csv, jsonl, parquet; workers pseudonymised) or of
     dialogues; poll ``jobs/{id}`` for progress and the download URL."""
     campaign = campaign_of(request, slug)
@@ -114,7 +115,9 @@ def export_start(request: HttpRequest, data: ExportIn, slug: str = Slug) -> Stat
 
 
 @router.get("/{slug}/jobs/{job_id}", response={200: JobOut, CLIENT_ERRORS: ErrorOut})
-def job_status(request: HttpRequest, slug: str = Slug, job_id: int = JobId) -> dict[str, Any]:
+def job_status(
+    request: HttpRequest, slug: str = CampaignSlug, job_id: int = JobId
+) -> dict[str, Any]:
     return job_out(request, _job(campaign_of(request, slug), job_id))
 
 
@@ -134,7 +137,7 @@ def job_status(request: HttpRequest, slug: str = Slug, job_id: int = JobId) -> d
     },
 )
 def job_file(
-    request: HttpRequest, slug: str = Slug, job_id: int = JobId, name: str = FileName
+    request: HttpRequest, slug: str = CampaignSlug, job_id: int = JobId, name: str = FileName
 ) -> FileResponse:
     """Download a file of a finished job (only names the job recorded)."""
     job = _job(campaign_of(request, slug), job_id)

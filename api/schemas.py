@@ -12,7 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from ninja import Field, Schema
+from ninja import Field, Path, Schema
 from pydantic import ConfigDict
 
 from annotation.campaign_settings import SETTINGS
@@ -21,6 +21,14 @@ from annotation.study_pages import STUDY_FIELDS
 from dashboard.drafts.uploads import MAX_TURNS
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
+# A path parameter's example goes in as ``example``: ninja copies a JSON Schema ``examples``
+# list onto the parameter, where OpenAPI wants a map (openapi-spec-validator refuses it).
+CampaignSlug = Path(
+    ...,
+    pattern=SLUG_PATTERN,
+    description="The campaign's slug.",
+    example="study-1",
+)
 PSEUDONYM_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 FILE_PATTERN = r"^[A-Za-z0-9_.-]{1,200}$"
 MAX_ITEMS_PER_REQUEST = 10_000

@@ -17,8 +17,8 @@ from api.errors import CLIENT_ERRORS, ErrorOut, query_check
 from api.idempotency import KEY_PATTERN, idempotent
 from api.schemas import (
     PSEUDONYM_PATTERN,
-    SLUG_PATTERN,
     ApproveIn,
+    CampaignSlug,
     Page,
     Summary,
     WorkerActionIn,
@@ -28,7 +28,6 @@ from dashboard import review, selectors, services
 
 router = Router(tags=["workers"])
 
-Slug = Path(..., pattern=SLUG_PATTERN, description="The campaign's slug.", examples=["study-1"])
 Pseudonym = Path(..., pattern=PSEUDONYM_PATTERN, description="The worker's pseudonym.")
 IdempotencyKey = Header(
     None,
@@ -41,7 +40,9 @@ Action = Literal["approve", "reject", "soft_block", "bonus", "block", "forget"]
 
 
 @router.get("/{slug}/workers", response={200: WorkersPage, CLIENT_ERRORS: ErrorOut})
-def workers_list(request: HttpRequest, page: Query[Page], slug: str = Slug) -> dict[str, Any]:
+def workers_list(
+    request: HttpRequest, page: Query[Page], slug: str = CampaignSlug
+) -> dict[str, Any]:
     """The latest report snapshot's worker-quality table (pseudonyms only), those failing
     review first, then the busiest: the dashboard's table."""
     query_check(request, Page)
@@ -63,7 +64,7 @@ def workers_list(request: HttpRequest, page: Query[Page], slug: str = Slug) -> d
 def workers_approve(
     request: HttpRequest,
     data: ApproveIn,
-    slug: str = Slug,
+    slug: str = CampaignSlug,
     idempotency_key: str | None = IdempotencyKey,
 ) -> JsonResponse:
     """Approve the submitted work of ``workers`` (null: of everyone waiting for review)."""
@@ -84,7 +85,7 @@ def workers_approve(
 def worker_action(
     request: HttpRequest,
     data: WorkerActionIn,
-    slug: str = Slug,
+    slug: str = CampaignSlug,
     pseudonym: str = Pseudonym,
     action: Action = ActionPath,
     idempotency_key: str | None = IdempotencyKey,

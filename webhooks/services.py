@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -28,7 +27,7 @@ from evalsite.errors import InvalidParameters, NotFound
 from webhooks import transport
 from webhooks.locks import delivery_claim_lock, delivery_lock
 from webhooks.models import SUBSCRIBABLE, Event, WebhookDelivery, WebhookEndpoint
-from webhooks.signing import signature
+from webhooks.signing import secret_new, signature, standard_signature
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +98,7 @@ def webhook_create(
     return WebhookEndpoint.objects.create(
         campaign=campaign,
         url=url,
-        secret="whsec_" + secrets.token_urlsafe(32),
+        secret=secret_new(),
         events=chosen,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
@@ -243,6 +242,12 @@ def delivery_attempt(
         "X-Evalsite-Delivery": str(row.delivery_id),
         "X-Evalsite-Timestamp": str(stamp),
         "X-Evalsite-Signature": signature(row.endpoint.secret, stamp, body),
+        # Standard Webhooks: its libraries verify these (webhooks.signing).
+        "webhook-id": str(row.delivery_id),
+        "webhook-timestamp": str(stamp),
+        "webhook-signature": standard_signature(
+            row.endpoint.secret, str(row.delivery_id), stamp, body
+        ),
     }
     send = send or transport.post
     outcome = send(row.endpoint.url, body, headers, allow_private=_allow_private())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -12,10 +13,12 @@ from pathlib import Path
 
 import pytest
 from django.utils import timezone
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from webhooks import services, transport
 from webhooks.models import Event, WebhookDelivery, WebhookEndpoint
 from webhooks.services import delivery_attempt, webhook_emit
+from webhooks.signing import secret_new, standard_signature
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
@@ -58,6 +61,13 @@ def test_a_delivery_is_signed_and_carries_its_headers(endpoint, receiver, owned)
     assert headers["X-Evalsite-Signature"] == "sha256=" + expected.hexdigest()
     assert not verify("whsec_other", headers, body)
     assert not verify(endpoint.secret, headers, body.replace(b"7", b"8"))
+    # Standard Webhooks: the reference library verifies the same delivery, and only it.
+    assert headers["webhook-id"] == str(delivery.delivery_id)
+    assert Webhook(endpoint.secret).verify(body, headers) == payload
+    with pytest.raises(WebhookVerificationError):
+        Webhook(secret_new()).verify(body, headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(endpoint.secret).verify(body.replace(b"7", b"8"), headers)
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts, delivery.last_status_code) == ("delivered", 1, 200)
     assert delivery.delivered_at is not None
@@ -293,3 +303,18 @@ def test_the_sweep_queues_due_retries_and_forgets_old_finished_deliveries(
     assert webhooks_due.run() == {"queued": 1, "pruned": 1}
     assert queued == [due.pk]
     assert set(WebhookDelivery.objects.values_list("pk", flat=True)) == {due.pk, waiting.pk}
+
+
+def test_new_secrets_are_standard_base64_and_old_ones_verify_where_their_text_decodes() -> None:
+    secret = secret_new()
+    assert secret.startswith("whsec_") and len(base64.b64decode(secret[6:], validate=True)) == 24
+    # A secret of the earlier form (URL-safe base64): the library reads it leniently, and the
+    # signature is keyed the way it reads it.
+    old = "whsec_" + "AbCd-_Ef" * 5 + "GhIj"
+    stamp = int(time.time())
+    headers = {
+        "webhook-id": "msg-1",
+        "webhook-timestamp": str(stamp),
+        "webhook-signature": standard_signature(old, "msg-1", stamp, b'{"a": 1}'),
+    }
+    assert Webhook(old).verify(b'{"a": 1}', headers) == {"a": 1}

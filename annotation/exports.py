@@ -35,6 +35,7 @@ from annotation.model_replies import campaign_cut_replies, payload_truncated
 from annotation.models import Campaign, Item
 from annotation.protocols import Protocol, registry
 from annotation.selectors import campaign_items_frame
+from evalstats.spreadsheets import frame_safe
 
 Format = Literal["csv", "jsonl", "parquet"]
 FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet")
@@ -82,7 +83,7 @@ def frame_write(frame: pd.DataFrame, path: Path, fmt: Format) -> Path:
         if fmt == "parquet" or values.map(lambda v: isinstance(v, dict | list)).any():
             flat[column] = values.map(lambda v: json.dumps(v, ensure_ascii=False))
     if fmt == "csv":
-        flat.to_csv(path, index=False)
+        frame_safe(flat).to_csv(path, index=False)
     else:
         flat.to_parquet(path, index=False)
     return path
@@ -251,7 +252,7 @@ def _csv_write(frames: Iterable[pd.DataFrame], path: Path) -> int:
     rows = 0
     with path.open("w", encoding="utf-8", newline="") as out:
         for frame in frames:
-            frame.to_csv(out, index=False, header=rows == 0)
+            frame_safe(frame).to_csv(out, index=False, header=rows == 0)
             rows += len(frame)
     return rows
 

@@ -34,6 +34,7 @@ from corpora.records import (
     text_clean,
 )
 from corpora.sources import file_text, json_error, json_loads, text_lines
+from evalstats.spreadsheets import cell_safe, cell_unsafe
 
 DIALOGUE_FIELDS = ("source", "split", "emotion", "situation", "situation_author")
 ROW_COLUMNS = (
@@ -228,7 +229,7 @@ def read_csv(path: Path) -> list[DialogueRecord]:
                     raise DatasetError(
                         f"{path.name}, line {line}: the row does not have the header's fields"
                     )
-                yield f"{path.name}, line {line}", row
+                yield f"{path.name}, line {line}", {k: cell_unsafe(v) for k, v in row.items()}
         except csv.Error as exc:
             raise DatasetError(f"{path.name}, line {line + 1}: {exc}") from None
 
@@ -241,7 +242,7 @@ def write_csv(records: Iterable[DialogueRecord], path: Path) -> int:
     with path.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=ROW_COLUMNS)
         writer.writeheader()
-        writer.writerows(records_rows(records))
+        writer.writerows({k: cell_safe(v) for k, v in row.items()} for row in records_rows(records))
     return len(records)
 
 

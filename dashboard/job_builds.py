@@ -25,6 +25,7 @@ from corpora import SUFFIXES
 from dashboard.models import Job
 from evalstats.options import report_options_set
 from evalstats.reports import figures_index, report_write
+from evalstats.spreadsheets import frame_safe
 
 
 def table_records(table: pd.DataFrame) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def report_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str
     quality = _with_writing_signals(worker_quality(campaign), campaign)
     progress(0.8, "Writing tables and figures…")
     written = report_write(report, job.directory, stem=campaign.slug)
-    quality.to_csv(job.directory / f"{campaign.slug}_worker_quality.csv", index=False)
+    frame_safe(quality).to_csv(job.directory / f"{campaign.slug}_worker_quality.csv", index=False)
     files = sorted(p.name for p in written) + [f"{campaign.slug}_worker_quality.csv"]
     result = {
         "title": report.title,

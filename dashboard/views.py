@@ -27,6 +27,7 @@ from dashboard.models import Job
 from dashboard.spot_checks import spot_checks
 from evalsite.errors import AnnotationError, InvalidParameters
 from evalstats.aggregation import AGGREGATE_NAMES
+from evalstats.spreadsheets import cell_safe
 from judges.services import MODES as JUDGE_MODES
 from judges.services import judge_start
 from modelhub.models import ModelEndpoint
@@ -182,7 +183,7 @@ def worker_links_csv(request: HttpRequest, slug: str) -> HttpResponse:
     response["Content-Disposition"] = f'attachment; filename="{campaign.slug}-links.csv"'
     writer = csv.writer(response, lineterminator="\n")
     writer.writerow(["worker_id", "link"])
-    writer.writerows(links)
+    writer.writerows([cell_safe(cell) for cell in link] for link in links)
     return response
 
 

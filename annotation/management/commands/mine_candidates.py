@@ -22,6 +22,7 @@ from corpora import DatasetError
 from corpora.records import DialogueRecord, UtteranceRecord
 from corpora.sources import EMOCONTEXT_LABELS, read_emocontext
 from evalsite.errors import AnnotationError
+from evalstats.spreadsheets import cell_safe
 
 EMOTIONS = ("happy", "sad", "angry")
 
@@ -147,7 +148,8 @@ class Command(BaseCommand):
                 for i, name, score in zip(
                     candidates["index"], candidates["class"], candidates["similarity"], strict=True
                 ):
-                    writer.writerow([keys[i], *pool[i], name, f"{score:.4f}"])
+                    row = [keys[i], *pool[i], name, f"{score:.4f}"]
+                    writer.writerow([cell_safe(cell) for cell in row])
         except OSError as exc:
             raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
         self.stdout.write(f"wrote {len(candidates)} candidates to {out}")

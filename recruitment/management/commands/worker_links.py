@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign
 from evalsite.errors import AnnotationError
+from evalstats.spreadsheets import cell_safe
 from recruitment.services import worker_links
 
 
@@ -67,7 +68,7 @@ class Command(BaseCommand):
             raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(["worker_id", "link"])
-        writer.writerows(links)
+        writer.writerows([cell_safe(cell) for cell in link] for link in links)
         if out:
             handle.close()
             self.stdout.write(f"wrote {len(links)} links to {out}")

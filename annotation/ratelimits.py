@@ -19,7 +19,6 @@ The limits are the campaign's own settings where it has them (``rate_per_ip``,
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import time
 from collections.abc import Callable
@@ -36,7 +35,7 @@ from django_ratelimit.core import get_usage
 from redis.exceptions import RedisError
 
 from annotation.models import Campaign
-from evalsite.addresses import client_address
+from evalsite.addresses import address_for_limits, client_address
 from evalsite.errors import AnnotationError
 from providers import arrival_parse
 
@@ -200,15 +199,8 @@ def _count(request: HttpRequest, group: str, limit: int) -> int:
 
 def _address(group: str, request: HttpRequest) -> str:
     """Return the request's address (``evalsite.addresses``: behind the proxy, the one it
-    appended to X-Forwarded-For); an IPv6 address by its /64, which one host may hold."""
-    raw = client_address(request)
-    try:
-        ip = ipaddress.ip_address(raw)
-    except ValueError:
-        return raw
-    if ip.version == 6:
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False).network_address)
-    return str(ip)
+    appended to X-Forwarded-For) as limits count it: an IPv6 address by its network."""
+    return address_for_limits(client_address(request))
 
 
 def _worker(request: HttpRequest) -> str:

@@ -58,16 +58,21 @@ def read_bool(name: str, default: bool) -> bool:
     fail(name, "true or false (also 1/0, yes/no, on/off)", value)
 
 
-def read_int(name: str, default: int, *, minimum: int = 0) -> int:
+def read_int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:
     value = _raw(name)
     if value is None:
         return default
+    wanted = (
+        f"a whole number from {minimum} to {maximum}"
+        if maximum is not None
+        else (f"a whole number ≥ {minimum}")
+    )
     try:
         number = int(value, 10)
     except ValueError:
-        fail(name, f"a whole number ≥ {minimum}", value)
-    if number < minimum:
-        fail(name, f"a whole number ≥ {minimum}", value)
+        fail(name, wanted, value)
+    if number < minimum or (maximum is not None and number > maximum):
+        fail(name, wanted, value)
     return number
 
 

@@ -16,18 +16,20 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from evalsite.addresses import client_address
+from evalsite.addresses import address_for_limits, client_address
 
 
 def login_address(request: HttpRequest) -> str | None:
     """Return the address axes counts a login from (``AXES_CLIENT_IP_CALLABLE``): the one
     ``evalsite.addresses`` finds (behind the proxy, the one it appended, not what the client
-    claimed), or REMOTE_ADDR if that is not an IP address."""
+    claimed), as limits count it (an IPv6 address by its network: ``address_for_limits``), or
+    REMOTE_ADDR if that is not an IP address."""
     address = client_address(request)
     try:
-        return str(ipaddress.ip_address(address))
+        ipaddress.ip_address(address)
     except ValueError:
         return request.META.get("REMOTE_ADDR") or None
+    return address_for_limits(address)
 
 
 def lockout_response(

@@ -212,6 +212,10 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "evalsite.lockout.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "evalsite.lockout.login_address"
 AXES_VERBOSE = False
+# Limits per network, not per address (evalsite.addresses.address_for_limits): an IPv6 address
+# counts by its network of this many bits (one host or customer usually holds a whole /64, so
+# rotating inside it must not reset a limit); IPv4 by the address.
+EVALSITE_IPV6_PREFIX = read_int("EVALSITE_IPV6_PREFIX", 64, minimum=32, maximum=128)
 
 STATIC_URL = "static/"
 WHITENOISE_USE_FINDERS = True

@@ -93,3 +93,10 @@ def test_a_locked_out_json_client_gets_json(client, staff, settings):
     )
     assert response.status_code == 429
     assert response.json()["ok"] is False and response.json()["locked_out"] is True
+
+
+def test_rotating_ipv6_addresses_inside_one_64_does_not_escape_the_lockout(client, staff, settings):
+    for n in range(settings.AXES_FAILURE_LIMIT):
+        login(client, staff.username, "wrong", ip=f"2001:db8:5:5::{n + 1:x}")
+    assert login(client, staff.username, PASSWORD, ip="2001:db8:5:5::ffff").status_code == 429
+    assert login(client, staff.username, PASSWORD, ip="2001:db8:5:6::1").status_code == 302

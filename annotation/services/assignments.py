@@ -18,6 +18,7 @@ from annotation import signals
 from annotation.allocation import leases_release
 from annotation.locks import assignment_lock_closing, assignment_lock_open
 from annotation.models import Assignment, Campaign, Lease, Worker
+from evalsite.addresses import address_for_limits
 from evalsite.errors import Conflict, NotAllowed, TooMany
 from providers import PROVIDER_NAMES, Arrival, provider_get
 
@@ -95,7 +96,8 @@ def arrival_admit(*, campaign: Campaign, arrival: Arrival, now: datetime | None 
         return
     now = now or timezone.now()
     hour = int(now.timestamp() // 3600)
-    address = hashlib.sha256(arrival.address.encode()).hexdigest()[:24]
+    # By the network limits count (an IPv6 address by its /64: rotating inside it is no escape).
+    address = hashlib.sha256(address_for_limits(arrival.address).encode()).hexdigest()[:24]
     key = f"open-arrivals:{campaign.pk}:{address}:{hour}"
     cache.add(key, 0, timeout=3600)
     try:

@@ -170,6 +170,21 @@ def test_an_open_link_study_cannot_be_drained_from_one_address(client):
 
 
 @pytest.mark.django_db
+def test_rotating_ipv6_addresses_inside_one_64_is_one_address_to_the_open_link_limit(client):
+    campaign = CampaignFactory(redundancy=1, open_arrivals_per_address=5)
+    ItemFactory.create_batch(20, campaign=campaign)
+    url = reverse("annotation:task", args=[campaign.slug]) + "?workerId="
+    codes = [
+        client.get(url + f"bot{n}", REMOTE_ADDR=f"2001:db8:7:7::{n + 1:x}").status_code
+        for n in range(8)
+    ]
+    assert codes == [200] * 5 + [429] * 3
+    other = client.get(url + "elsewhere", REMOTE_ADDR="2001:db8:7:8::1")  # another /64
+    assert other.status_code == 200
+    assert Assignment.objects.filter(campaign=campaign).count() == 6
+
+
+@pytest.mark.django_db
 def test_a_worker_holds_one_lease_however_often_they_reload(client, campaign):
     url = reverse("annotation:task", args=[campaign.slug]) + "?workerId=w1"
     items = {_form(client.get(url))[1] for _ in range(5)}

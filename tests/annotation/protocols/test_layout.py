@@ -10,10 +10,10 @@ from pathlib import Path
 from django.template.loader import get_template
 
 from annotation.protocols import Judged, LiveChat, Planned, Protocol, registry
+from tests.test_layers import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[3]
 PROTOCOLS = ROOT / "annotation" / "protocols"
-APPS = ("annotation", "dashboard", "api", "modelhub", "webhooks", "evalstats", "evalsite")
 
 # The string constants outside the protocols' folders that are spelt like a protocol but name
 # something else; each (path, name) with why it stays.
@@ -48,7 +48,7 @@ def _named(path: Path, names: set[str]) -> list[tuple[str, int]]:
 def _outside_modules() -> list[Path]:
     return [
         path
-        for app in APPS
+        for app in PACKAGES
         for path in sorted((ROOT / app).rglob("*.py"))
         if "migrations" not in path.parts and PROTOCOLS not in path.parents
     ]

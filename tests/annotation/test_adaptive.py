@@ -208,7 +208,9 @@ def test_an_adaptive_campaign_gives_the_uncertain_pair_more_judgments():
     assert sum(adaptive_counts.values()) == sum(uniform_counts.values()) == 60
     assert min(adaptive_counts.values()) >= 4  # every pair got its floor
     assert adaptive_counts["AB"] > 2 * max(adaptive_counts["AC"], adaptive_counts["BC"])
-    assert uniform_counts["AB"] < 30  # uniform spreads them (20 each, give or take)
+    # Uniform spreads them: 20 each, sd 3.2 over 40 runs of this very setup (a CI run drew 32,
+    # 3.7 sd out, against a bound of 30). 36 is 5 sd: about one run in three million.
+    assert uniform_counts["AB"] <= 36 and uniform_counts["AB"] < adaptive_counts["AB"]
     plan = steering_plan.plan_refresh(campaign_id=steered.pk)
     assert plan.pairs[0] == ("A", "B") and plan.judged == 60
 

@@ -99,24 +99,23 @@ def main() -> None:
     edges: dict[tuple[str, str], int] = defaultdict(int)
     late_edges: set[tuple[str, str]] = set()
     big, long_functions, builders = [], [], 0
-    for path in (path for top_package in found for path in _modules(root, top_package)):
+    for path in (path for folder in found for path in _modules(root, folder)):
         package = _part(".".join(path.relative_to(root).with_suffix("").parts))
-        if True:
-            tree = ast.parse(path.read_text())
-            count, long = _sizes(path, tree)
-            lines[package] += count
-            if count > 500:
-                big.append(f"{path.relative_to(root)} ({count})")
-            for name, length in long:
-                if name == "add_arguments":
-                    builders += 1
-                else:
-                    long_functions.append(f"{path.relative_to(root)}::{name} ({length})")
-            top, late = _imported(tree, set(found))
-            for other in top:
-                if other != package:
-                    edges[(package, other)] += 1
-            late_edges |= {(package, other) for other in late if other != package}
+        tree = ast.parse(path.read_text())
+        count, long = _sizes(path, tree)
+        lines[package] += count
+        if count > 500:
+            big.append(f"{path.relative_to(root)} ({count})")
+        for name, length in long:
+            if name == "add_arguments":
+                builders += 1
+            else:
+                long_functions.append(f"{path.relative_to(root)}::{name} ({length})")
+        top, late = _imported(tree, set(found))
+        for other in top:
+            if other != package:
+                edges[(package, other)] += 1
+        late_edges |= {(package, other) for other in late if other != package}
     total = sum(lines.values())
     print(f"{'package':<14}{'lines':>8}{'share':>8}")
     for package, count in lines.most_common():

@@ -96,6 +96,9 @@ DIALOGUE_COLUMNS = [
     "words",
     "pastes",
     "ratings",
+    "bot_turns",
+    "bot_ms",
+    "cut",
 ]
 
 
@@ -105,24 +108,39 @@ def campaign_dialogues_frame(campaign: Campaign) -> pd.DataFrame:
     ``utterances`` and ``words`` count the turns and their words; ``pastes`` the paste events
     the page recorded while they were written; ``opened_by`` is who said an interactive SSA
     chat's opener (empty for other chats and for chats stored before it was recorded:
-    those were opened by the bot); ``ratings`` its closing ratings (None if none were asked).
+    those were opened by the bot); ``ratings`` its closing ratings (None if none were asked);
+    ``bot_turns``, ``bot_ms`` and ``cut`` count a bot chat's model replies, their mean
+    generation time and those cut at the length limit (0, NaN and 0 for human chats).
     """
     counts: dict[int, list[int]] = {}
-    for dialogue_id, text, signals in Utterance.objects.filter(
+    bots: dict[int, list[float]] = {}
+    for dialogue_id, text, speaker, signals in Utterance.objects.filter(
         dialogue__campaign=campaign
-    ).values_list("dialogue_id", "text", "signals"):
+    ).values_list("dialogue_id", "text", "speaker", "signals"):
         row = counts.setdefault(dialogue_id, [0, 0, 0])
         row[0] += 1
         row[1] += len(text.split())
         row[2] += int((signals or {}).get("pastes", 0))
+        if speaker == "bot" and "model_ms" in (signals or {}):
+            bot = bots.setdefault(dialogue_id, [0, 0.0, 0])
+            bot[0] += 1
+            bot[1] += float(signals["model_ms"])
+            bot[2] += int(signals.get("finish_reason") == "length")
     rows = [
         (d.key, d.status, d.flagged, list(d.flags), d.emotion, d.situation_id)
         + (str(d.metadata.get("model", "")), str(d.metadata.get("opened_by", "")))
         + tuple(counts.get(d.pk, [0, 0, 0]))
         + (d.metadata.get("ratings"),)
+        + _bot_columns(bots.get(d.pk))
         for d in Dialogue.objects.filter(campaign=campaign).order_by("pk")
     ]
     return pd.DataFrame(rows, columns=DIALOGUE_COLUMNS)
+
+
+def _bot_columns(bot: list[float] | None) -> tuple[int, float, int]:
+    if not bot:
+        return 0, float("nan"), 0
+    return int(bot[0]), bot[1] / bot[0], int(bot[2])
 
 
 @dataclass(frozen=True)

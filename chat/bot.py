@@ -43,14 +43,13 @@ from chat.frames import (
 from chat.locks import seat_dialogue_lock
 from chat.messages import message_store
 from chat.models import ChatSeat
-from chat.notify import seat_partial, seats_notify
+from chat.notify import seats_notify
 from chat.seats import bot_turn_enqueue, older_than, protocol_of, seat_finish
 from chat.snapshot import bot_labels, bot_turn_item, bot_turn_key, reply_fits
 from chat.states import seat_set_stage
+from chat.streaming import reply_streamed
 from evalsite.errors import Conflict, NotFound
-from modelhub.backends import Reply
 from modelhub.models import ModelEndpoint
-from modelhub.services import bot_stream
 
 logger = logging.getLogger(__name__)
 
@@ -178,7 +177,7 @@ def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) ->
 
     Runs in the Celery task (the ``inference`` queue): the model answers with its own
     decoding parameters (preset, repetition filter), streamed: the text so far goes to the
-    worker's page as partial frames while the model writes (``_streamed``), and the turn is
+    worker's page as partial frames while the model writes (``reply_streamed``), and the turn is
     stored once, whole, when the reply ends. A model error, mid-stream too, flags the
     dialogue and tells the worker; nothing is stored for that turn. ``attempt`` (when the turn
     was asked for) ties the task to one request: a late reply to a request given up is dropped.
@@ -197,7 +196,7 @@ def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) ->
     started = time.perf_counter()
     try:
         endpoint = ModelEndpoint.objects.get(name=metadata["model"])
-        reply, first_ms = _streamed(endpoint, turns, seat_id=seat_id, index=index)
+        reply, first_ms = reply_streamed(endpoint, turns, seat_id=seat_id, index=index)
         if not reply.text.strip():
             raise ValueError("the model returned an empty turn")
     except Exception as exc:  # any model failure ends this turn with a flag, never a crash
@@ -227,37 +226,6 @@ def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) ->
     if stored:
         seats_notify([seat_id], bot={"index": index, "model_ms": model_ms})
     return {"stored": stored, "model_ms": model_ms, "finish_reason": reply.finish_reason}
-
-
-# A partial frame at most this often after the first (sent at once): a worker reads no faster,
-# and each frame costs the layer and the browser a little.
-PARTIAL_EVERY_S = 0.05
-
-
-def _streamed(
-    endpoint: ModelEndpoint, turns: list[str], *, seat_id: int, index: int
-) -> tuple[Reply, float]:
-    """Return the model's whole reply and the milliseconds to its first piece, sending the
-    text so far to the seat as it grows (``seat_partial``)."""
-    started = time.perf_counter()
-    text, seq, sent_at, first_ms = "", 0, 0.0, -1.0
-    reply: Reply | None = None
-    for piece in bot_stream(endpoint=endpoint, turns=turns):
-        if isinstance(piece, Reply):
-            reply = piece
-            continue
-        text += piece
-        now = time.perf_counter()
-        if first_ms < 0:
-            first_ms = (now - started) * 1000
-        if seq == 0 or now - sent_at >= PARTIAL_EVERY_S:
-            seq += 1
-            sent_at = now
-            partial = {"index": index, "seq": seq, "text": text, "emitted": time.time()}
-            seat_partial(seat_id, partial)
-    if reply is None:
-        raise RuntimeError("the model's stream ended without its reply")
-    return reply, round(max(first_ms, 0.0), 3)
 
 
 def bot_turn_store(

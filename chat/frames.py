@@ -23,6 +23,7 @@ FRAME_FIELDS: dict[str, frozenset[str]] = {
     "label": frozenset({"index", "sensible", "specific"}),
     "retry": frozenset(),
     "rating": frozenset({"ratings", "comment"}),
+    "vote": frozenset({"turn", "winner", "reason"}),
 }
 # Writing signals the page measures: name → largest accepted value.
 SIGNALS: dict[str, int] = {

@@ -3,7 +3,7 @@
 The conversations themselves are ``Dialogue`` and ``Utterance`` rows (``annotation.models``); these
 tables hold what the live chat needs around them: where each worker is (writing their
 situation, waiting in the lobby, chatting, done), whom they were paired with, which bot they
-talk to, and whether their websocket is alive.
+talk to (the two an arena conversation drew), and whether their websocket is alive.
 """
 
 from django.db import models
@@ -79,7 +79,10 @@ class ChatSeat(models.Model):
     slot = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="0: Speaker in the first conversation; 1: in the second."
     )
-    endpoint = models.CharField(max_length=64, blank=True, help_text="The bot (interactive SSA).")
+    endpoint = models.CharField(
+        max_length=64, blank=True, help_text="The bot (interactive SSA); the arena's model A."
+    )
+    endpoint_b = models.CharField(max_length=64, blank=True, help_text="The arena's model B.")
     dialogue = models.ForeignKey(
         Dialogue, on_delete=models.PROTECT, null=True, blank=True, related_name="seats"
     )

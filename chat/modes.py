@@ -1,10 +1,13 @@
-"""Live chats over websockets: ED collection between two workers and interactive SSA.
+"""Live chats over websockets: ED collection between two workers, interactive SSA, the arena.
 
 Modules: ``frames`` (what the browser may send, validated), ``seats`` (arrival, sockets,
 the state a worker sees), ``states`` (the transition tables of seat stages and dialogue
-statuses), ``messages`` (a worker's message, stored the same way in both modes),
+statuses), ``messages`` (a worker's message, stored the same way in every mode),
 ``empathetic`` (situations, lobby, turns, departures), ``bot`` (interactive SSA: bot turns as
-Celery tasks, labels), ``notify`` (channel-layer groups), ``human_ssa`` (collected
+Celery tasks, labels), ``streaming`` (a model's reply streamed to the page), ``arena_start``,
+``arena``, ``arena_votes``, ``arena_view`` and ``arena_moderation`` (two hidden models: the
+pair draw, both replies, votes, the reveal, what the page shows, the moderation hook),
+``notify`` (channel-layer groups), ``human_ssa`` (collected
 conversations into a static SSA campaign). The consumer
 (``chat.consumers``) parses a frame and calls ``frame_handle``; docs/chat.md tells the
 whole story.
@@ -17,7 +20,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from chat import bot, empathetic
+from chat import arena, arena_votes, bot, empathetic
 from chat.frames import Frame, FrameError, Outcome
 from chat.models import ChatSeat
 from chat.seats import protocol_of
@@ -27,6 +30,7 @@ from chat.snapshot import chat_state
 HANDLERS: dict[str, Callable[..., Outcome]] = {
     "pair": empathetic.frame_handle,
     "bot": bot.frame_handle,
+    "arena": arena_votes.frame_handle,
 }
 
 
@@ -59,6 +63,8 @@ def seat_tick(*, seat_id: int, now: datetime | None = None) -> list[int]:
     if seat.stage == ChatSeat.Stage.CHATTING:
         if seat.pair_id is not None:
             return empathetic.partner_check(seat_id=seat_id, now=now)
+        if seat.endpoint_b:
+            return arena.arena_expire(seat_id=seat_id, now=now)
         if seat.dialogue_id is not None:
             return bot.bot_turn_expire(seat_id=seat_id, now=now)
     return []

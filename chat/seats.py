@@ -41,6 +41,7 @@ from annotation.services import (
     worker_get_or_create,
 )
 from annotation.services.dialogues import dialogue_start, utterance_add
+from chat.arena_start import arena_open, pair_next
 from chat.locks import seat_lock
 from chat.models import ChatSeat
 from chat.states import seat_set_stage
@@ -103,13 +104,13 @@ def chat_arrive(
     if not campaign.is_live:
         raise NotAllowed("This study is not open at the moment.")
     with transaction.atomic():
-        endpoint = ""
-        if protocol.chat_mode == "bot":
+        models: tuple[str, str] = ("", "")
+        if protocol.chat_mode != "pair":
             # Under the campaign's row lock: workers arriving at once cannot all take the
-            # last conversation a model has left under its target.
+            # last conversation a model (or pair) has left under its target.
             campaign_lock(campaign)
-            endpoint = model_next(campaign=campaign, parameters=parameters) or ""
-            if not endpoint:
+            models = _models_next(campaign, parameters, protocol, worker)
+            if not models[0]:
                 return ChatArrival(kind="nothing")
         if assignment is None:
             arrival_admit(campaign=campaign, arrival=arrival, now=now)
@@ -120,7 +121,7 @@ def chat_arrive(
                 provider_hit_id=arrival.hit_id,
                 submit_to=arrival.submit_to,
             )
-        seat = _seat_create(campaign, assignment, protocol, parameters, endpoint, now)
+        seat = _seat_create(campaign, assignment, protocol, parameters, models, now)
     return ChatArrival(kind="chat", seat=seat, assignment=assignment)
 
 
@@ -139,13 +140,17 @@ def _last_finished(campaign: Campaign, worker: Worker) -> Assignment | None:
 
 
 def conversations_done(*, campaign: Campaign, worker: Worker) -> int:
-    """Count the campaign's conversations in which the worker wrote at least one turn."""
-    return (
+    """Count the campaign's conversations in which the worker wrote at least one turn (an
+    arena conversation is two dialogues, one per side)."""
+    dialogues = (
         Dialogue.objects.filter(campaign=campaign, utterances__worker=worker)
         .values("pk")
         .distinct()
         .count()
     )
+    protocol = registry.get(campaign.protocol)
+    per = protocol.dialogues_per_conversation if isinstance(protocol, LiveChat) else 1
+    return dialogues // per
 
 
 def _stop_reason(campaign: Campaign, worker: Worker, *, needed: int) -> str:
@@ -155,6 +160,28 @@ def _stop_reason(campaign: Campaign, worker: Worker, *, needed: int) -> str:
     if cap is not None and conversations_done(campaign=campaign, worker=worker) + needed > cap:
         return "capped"
     return ""
+
+
+def _models_next(
+    campaign: Campaign, parameters: Mapping[str, Any], protocol: LiveChat, worker: Worker
+) -> tuple[str, str]:
+    """Return the model (bot chat) or the two models (arena) of a new conversation, ("", "")
+    when there is none to have."""
+    if protocol.chat_mode == "bot":
+        return (model_next(campaign=campaign, parameters=parameters) or "", "")
+    from modelhub.models import ModelEndpoint
+
+    known = set(
+        ModelEndpoint.objects.filter(name__in=parameters["models"]).values_list("name", flat=True)
+    )
+    pair = pair_next(
+        campaign=campaign,
+        parameters=parameters,
+        models=[m for m in parameters["models"] if m in known],
+        worker=worker,
+        rng=random.Random(),
+    )
+    return pair or ("", "")
 
 
 def model_next(*, campaign: Campaign, parameters: Mapping[str, Any]) -> str | None:
@@ -187,7 +214,7 @@ def _seat_create(
     assignment: Assignment,
     protocol: LiveChat,
     parameters: Mapping[str, Any],
-    endpoint: str,
+    models: tuple[str, str],
     now: datetime,
 ) -> ChatSeat:
     try:
@@ -206,10 +233,14 @@ def _seat_create(
                 campaign=campaign,
                 worker=assignment.worker,
                 stage=ChatSeat.Stage.CHATTING,
-                endpoint=endpoint,
+                endpoint=models[0],
+                endpoint_b=models[1],
                 last_seen_at=now,
             )
-            _bot_chat_open(seat, parameters, now)
+            if protocol.chat_mode == "arena":
+                arena_open(seat=seat, now=now)
+            else:
+                _bot_chat_open(seat, parameters, now)
             return seat
     except IntegrityError:  # the same worker's other tab created it first
         return ChatSeat.objects.get(assignment=assignment)

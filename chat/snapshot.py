@@ -17,6 +17,7 @@ from annotation.models import (
     Judgment,
 )
 from annotation.protocols.ssa_interactive import END_SCALE
+from chat.arena_view import arena_state
 from chat.models import ChatSeat
 from chat.seats import protocol_of
 
@@ -41,6 +42,12 @@ STAGE_MESSAGES = {
     ),
     ChatSeat.Stage.DONE: gettext_lazy("You finished the conversations. Thank you!"),
 }
+
+
+ARENA_FAILED = gettext_lazy(
+    "One of the chatbots stopped answering, so this conversation ended early. It will not be "
+    "counted, and you will be paid as the study's policy says."
+)
 
 
 # When a chat ended during or just after an outage of ours (``ended_reason`` "outage").
@@ -74,6 +81,10 @@ def chat_state(*, seat_id: int, now: datetime | None = None) -> dict[str, Any]:
     }
     if protocol.chat_mode == "pair":
         state.update(_ed_state(seat, parameters, now))
+    elif protocol.chat_mode == "arena":
+        state.update(arena_state(seat, parameters))
+        if seat.stage == ChatSeat.Stage.FAILED:
+            state["message"] = str(ARENA_FAILED)
     else:
         state.update(_ssa_state(seat, parameters))
     return state

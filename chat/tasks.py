@@ -5,6 +5,7 @@ from typing import Any
 
 from celery import shared_task
 
+from chat.arena import arena_reply_run
 from chat.bot import bot_turn_run, ratings_sweep
 from chat.empathetic import chats_sweep
 
@@ -20,6 +21,14 @@ def chat_bot_turn(dialogue_id: int, index: int, attempt: str | None = None) -> d
     worker is told at once and may ask again.
     """
     return bot_turn_run(dialogue_id=dialogue_id, index=index, attempt=attempt)
+
+
+@shared_task(acks_late=True, soft_time_limit=300, time_limit=330)
+def chat_arena_turn(dialogue_id: int, index: int, attempt: str | None = None) -> dict:
+    """Generate, store and push one side's reply ``index`` of an arena conversation (one task
+    per side, so both models answer at once; the ``inference`` queue). Safe to run twice like
+    ``chat_bot_turn``; a failure ends the conversation fairly (``chat.arena.arena_fail``)."""
+    return arena_reply_run(dialogue_id=dialogue_id, index=index, attempt=attempt)
 
 
 def housekeeping(**_: Any) -> dict[str, int]:

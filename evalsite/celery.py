@@ -30,11 +30,15 @@ app.conf.update(
         "modelhub.tasks.*": {"queue": "inference"},
         # A live chat's bot turn (docs/chat.md): a model call, pushed back over the channel layer.
         "chat.tasks.chat_bot_turn": {"queue": "inference"},
+        "chat.tasks.chat_arena_turn": {"queue": "inference"},
     },
     # Nobody reads a bot turn's result (it is in the database and pushed over the channel
     # layer): with a result backend, .delay() would also subscribe to the result in the web
     # process and the worker would write it, on every turn.
-    task_annotations={"chat.tasks.chat_bot_turn": {"ignore_result": True}},
+    task_annotations={
+        "chat.tasks.chat_bot_turn": {"ignore_result": True},
+        "chat.tasks.chat_arena_turn": {"ignore_result": True},
+    },
     broker_connection_retry_on_startup=True,
     beat_schedule={
         "assignments-housekeeping": {

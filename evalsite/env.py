@@ -47,6 +47,21 @@ def read_str(name: str, default: str = "") -> str:
     return default if value is None else value
 
 
+def read_hooks(name: str) -> dict[str, str]:
+    """Return named hooks, ``name=target`` pairs separated by ``;``: a target is a Python
+    callable ``package.module:function`` or an ``http(s)://`` address (e.g. the arena's
+    moderation hooks). Empty: none."""
+    hooks: dict[str, str] = {}
+    for entry in filter(None, (part.strip() for part in read_str(name).split(";"))):
+        key, sep, target = (part.strip() for part in entry.partition("="))
+        web = target.startswith(("http://", "https://"))
+        code = re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", target) is not None
+        if not sep or not re.fullmatch(r"[\w-]{1,40}", key) or not (web or code):
+            fail(name, "name=package.module:function or name=https://address, ';' between", entry)
+        hooks[key] = target
+    return hooks
+
+
 def read_bool(name: str, default: bool) -> bool:
     value = _raw(name)
     if value is None:

@@ -18,6 +18,7 @@ from evalsite.env import (
     read_bool,
     read_database,
     read_float,
+    read_hooks,
     read_int,
     read_list,
     read_str,
@@ -263,6 +264,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # in production (a researcher's URL must not reach the site's own network) unless this allows
 # them, e.g. for a receiver inside the same private network.
 WEBHOOKS_ALLOW_PRIVATE = read_bool("EVALSITE_WEBHOOKS_ALLOW_PRIVATE", not PRODUCTION)
+
+# The moderation hooks an arena study may name (docs/chat.md, "Arena"): name=module:function or
+# name=https://address, ';' between. A study can only pick among these.
+EVALSITE_MODERATION = read_hooks("EVALSITE_MODERATION")
 
 # Channels: Redis when REDIS_URL is set, in-memory otherwise.
 REDIS_URL = read_url("REDIS_URL", "", schemes=("redis", "rediss"))

@@ -1,4 +1,5 @@
-"""The live chat page (ED collection, interactive SSA); the task view sends chat studies here.
+"""The live chat page (ED collection, interactive SSA, the arena); the task view sends chat
+studies here.
 
 The page is rendered once; everything after that goes over the websocket
 (``chat.consumers``). Like every worker page it relies on no cookie: the websocket URL
@@ -77,6 +78,7 @@ def chat_strings(parameters: Mapping[str, Any]) -> dict[str, Any]:
         "words_other": ngettext("%(n)s word", "%(n)s words", 2),
         **_pair_strings(parameters),
         **_bot_strings(),
+        **_arena_strings(),
     }
 
 
@@ -141,6 +143,25 @@ def _bot_strings() -> dict[str, str]:
         "wait_bot": _("Please wait for the chatbot's reply."),
         "label_first": _("Label the reply first."),
         "end_bot": _("End the chat"),
+    }
+
+
+def _arena_strings() -> dict[str, str]:
+    """The sentences of an arena chat (two hidden chatbots, votes, the reveal)."""
+    return {
+        "arena_heading": _("Two chatbots, A and B (exchange %(turns)s of at most %(most)s)"),
+        "arena_help": _(
+            "Write a message: both chatbots answer it. Each sees only its own side of the "
+            "conversation. Vote for the better answer; the names are revealed at the end."
+        ),
+        "arena_count": _("Exchanges: %(turns)s · at least %(least)s, at most %(most)s"),
+        "wait_both": _("Please wait for both answers."),
+        "vote_first": _("Vote on the answers first."),
+        "arena_last": _("The conversation has reached its longest: vote to finish."),
+        "vote": _("Vote"),
+        "vote_end": _("Vote and finish"),
+        "end_arena": _("Finish the conversation"),
+        "revealed": _("Chatbot A was %(a)s; chatbot B was %(b)s."),
     }
 
 

@@ -2,6 +2,7 @@
 protocol") and one line here."""
 
 from annotation.protocols.acute import AcuteProtocol
+from annotation.protocols.arena import ArenaProtocol
 from annotation.protocols.base import (
     DialogueItems,
     GoldChecks,
@@ -53,6 +54,7 @@ registry = Registry(
     InteractiveSSAProtocol(),
     CategoricalProtocol(),
     AcuteProtocol(),
+    ArenaProtocol(),
 )
 
 __all__ = [

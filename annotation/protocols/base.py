@@ -372,12 +372,15 @@ class LiveChat(Protocol):
 
     ``chat_mode`` names how the chat runs: ``"pair"`` — two workers talk, each in turn
     (``chat.empathetic``); ``"bot"`` — one worker talks with a model and labels
-    its turns (``chat.bot``). ``seats_needed`` is how many conversations one
-    arrival starts (ED: two rounds, roles swapped).
+    its turns (``chat.bot``); ``"arena"`` — one worker talks with two hidden models at once
+    and votes (``chat.arena``). ``seats_needed`` is how many conversations one
+    arrival starts (ED: two rounds, roles swapped); ``dialogues_per_conversation`` how many
+    dialogues one conversation stores (the arena: one per side).
     """
 
-    chat_mode: ClassVar[Literal["pair", "bot"]]
+    chat_mode: ClassVar[Literal["pair", "bot", "arena"]]
     seats_needed: ClassVar[int] = 1
+    dialogues_per_conversation: ClassVar[int] = 1
 
     @abstractmethod
     def report_dialogues(

@@ -147,8 +147,28 @@
     }
   }
 
+  // An arena's streamed replies, one per side ("a", "b"), shown in their panes likewise.
+  var sidePartials = {};
+  function showSidePartials(s) {
+    (s && s.sides ? s.sides : []).forEach(function (side) {
+      var p = sidePartials[side.side], box = $("partial-" + side.side);
+      var last = side.utterances.length ? side.utterances[side.utterances.length - 1].index : -1;
+      var live = !!p && s.stage === "chatting" && p.index > last;
+      box.hidden = !live;
+      if (live) { box.lastChild.textContent = p.text; }
+    });
+  }
+
   function receive(frame) {
     if (frame.type === "state") { render(frame); return; }
+    if (frame.type === "partial" && frame.side) {
+      var known = sidePartials[frame.side];
+      if (!known || frame.index !== known.index || frame.seq > known.seq) {
+        sidePartials[frame.side] = frame;
+        showSidePartials(state);
+      }
+      return;
+    }
     if (frame.type === "partial") {
       var newer = !partial || frame.index !== partial.index || frame.seq > partial.seq;
       if (newer && state && state.stage === "chatting" && frame.index > lastIndex(state)) {
@@ -184,6 +204,9 @@
         reasons = [frame.fields.emotion, frame.fields.situation].filter(Boolean);
       }
       if (state && state.stage === "rating") { reasons = ratingErrors(frame.fields || {}); }
+      if (state && state.chat === "arena" && frame.fields) {
+        fieldError("vote-error", $("vote-fieldset"), frame.fields.winner || frame.fields.reason);
+      }
       error([frame.message].concat(reasons).join(" "));
       if (frame.code === "replaced" || frame.code === "not_allowed" || frame.code === "not_found") {
         closedForGood = frame.code === "replaced";
@@ -223,6 +246,8 @@
       $("end-heading").textContent = stage === "done" ? t("thank_you") : t("chat_ended");
       $("end-message").textContent = s.message;
       show("finish-link", true);
+      show("arena-reveal", !!s.revealed);
+      if (s.revealed) { $("arena-reveal").textContent = t("revealed", s.revealed); }
       closedForGood = chatEnded = true;
       if (socket) { socket.close(1000); }
     }
@@ -284,6 +309,7 @@
   }
 
   function renderChat(s, before) {
+    if (s.chat === "arena") { renderArena(s, before); return; }
     var ed = s.chat === "pair";
     var seen = before && before.stage === "chatting" && before.dialogue === s.dialogue
       ? before.utterances.length : -1;
@@ -362,6 +388,87 @@
       var at = document.activeElement;
       if (!at || at === document.body || at.closest("[hidden]")) { box.focus({ preventScroll: true }); }
     }
+  }
+
+  // The arena: both panes, the vote after each exchange (or once at the end), the composer.
+  function renderArena(s, before) {
+    $("chat-heading").textContent = t("arena_heading", { turns: s.turns, most: s.max_turns });
+    $("role-help").textContent = t("arena_help");
+    s.sides.forEach(function (side) {
+      var list = $("pane-" + side.side);
+      list.innerHTML = "";
+      side.utterances.forEach(function (u) {
+        var li = document.createElement("li");
+        li.className = "turn " + (u.mine ? "listener" : "speaker");
+        li.dataset.index = u.index;
+        if (u.mine) {
+          var who = document.createElement("span");
+          who.className = "who";
+          who.textContent = t("you") + ": ";
+          li.appendChild(who);
+        }
+        li.appendChild(document.createTextNode(u.text));
+        list.appendChild(li);
+      });
+      show("typing-" + side.side, side.pending);
+    });
+    showSidePartials(s);
+    var voteForm = $("vote-form");
+    var asking = s.needs_vote !== null && s.needs_vote !== undefined;
+    var turn = asking ? s.needs_vote : (s.can_vote_end ? s.turns : null);
+    if (turn !== null && voteForm.dataset.turn !== String(turn)) {
+      voteForm.reset();
+      fieldError("vote-error", $("vote-fieldset"), "");
+      var box = $("vote-choices");
+      if (box.dataset.filled !== "1") {
+        s.choices.forEach(function (c) {
+          var label = document.createElement("label");
+          label.className = "choice";
+          var input = document.createElement("input");
+          input.type = "radio"; input.name = "winner"; input.value = c[0];
+          label.appendChild(input);
+          var span = document.createElement("span");
+          span.textContent = c[1];
+          label.appendChild(span);
+          box.appendChild(label);
+        });
+        box.dataset.filled = "1";
+      }
+      $("vote-question").textContent = s.question;
+      show("vote-reason-box", !!s.reason);
+    }
+    voteForm.dataset.turn = turn === null ? "" : String(turn);
+    $("vote-submit").textContent = t(asking ? "vote" : "vote_end");
+    var opened = voteForm.hidden && turn !== null;
+    show("vote-form", turn !== null);
+    if (opened) { reveal(voteForm); }
+    var pendingText = outbox.some(function (f) { return f.type === "message"; });
+    $("send-button").disabled = !s.your_turn || pendingText;
+    var box2 = $("message-text");
+    if (!s.your_turn && document.activeElement === box2) { refocus = true; }
+    box2.disabled = !s.your_turn;
+    $("turn-note").textContent = t(s.your_turn ? "your_message" : (s.pending ? "wait_both" :
+      (asking ? "vote_first" : "arena_last")));
+    $("message-count").textContent = t("arena_count", { turns: s.turns, least: s.min_turns,
+      most: s.max_turns });
+    show("end-button", !!s.can_end);
+    $("end-button").textContent = t("end_arena");
+    if (s.your_turn && refocus) {
+      refocus = false;
+      var at = document.activeElement;
+      if (!at || at === document.body || at.closest("[hidden]")) { box2.focus({ preventScroll: true }); }
+    }
+  }
+  if ($("vote-form")) {
+    $("vote-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      var chosen = document.querySelector('input[name="winner"]:checked');
+      var frame = { type: "vote", turn: parseInt($("vote-form").dataset.turn, 10),
+                    winner: chosen ? chosen.value : "" };
+      if (state && state.reason) { frame.reason = $("vote-reason").value; }
+      refocus = true;
+      send(frame);
+    });
   }
 
   // The closing questions (interactive SSA with end ratings): one radio group 1–5 each, so

@@ -9,6 +9,9 @@ with the campaign. Its output is the same as writing the whole ``judgments_expor
 with ``frame_write`` (byte for byte in CSV and JSONL, row for row and type for type in
 Parquet): a column's type and its JSON encoding are decided for the whole column up front,
 from the kinds of JSON value it holds (one ``json_kinds`` query), as pandas would infer them.
+
+``battles_export`` writes an arena campaign's votes in the public arena format
+(``corpora.arena``: Chatbot Arena / LMArena battles, JSONL), one record per vote.
 """
 
 from __future__ import annotations
@@ -27,14 +30,16 @@ from django.db.models import CharField, Func, QuerySet
 from annotation.judgment_reads import (
     CHUNK_ROWS,
     JUDGMENT_COLUMNS,
+    _rater,
     campaign_judgments,
     campaign_judgments_chunks,
     campaign_judgments_frame,
 )
 from annotation.model_replies import campaign_cut_replies, payload_truncated
 from annotation.models import Campaign, Item
-from annotation.protocols import Protocol, registry
+from annotation.protocols import Battles, Protocol, registry
 from annotation.selectors import campaign_items_frame
+from corpora.arena import arena_write
 from evalstats.spreadsheets import frame_safe
 
 Format = Literal["csv", "jsonl", "parquet"]
@@ -285,3 +290,37 @@ def _parquet_write(frames: Iterable[pd.DataFrame], path: Path) -> int:
 
 
 _WRITERS = {"csv": _csv_write, "jsonl": _jsonl_write, "parquet": _parquet_write}
+
+
+# --- battles (the public arena format) ------------------------------------------------------
+
+
+def battles_export(
+    campaign: Campaign,
+    path: Path,
+    *,
+    include_flagged: bool = False,
+    judges: bool = False,
+    chunk_rows: int = CHUNK_ROWS,
+) -> int:
+    """Write an arena campaign's votes to ``path`` in the public arena format (JSONL,
+    ``corpora.arena``): one record per vote, the judge a worker's pseudonym (an LLM judge's
+    name with ``judges``); return how many were written.
+
+    Reads in chunks (``chunk_rows``), so memory does not grow with the campaign. Raise
+    ValueError for a campaign whose protocol has no battles (``protocols.Battles``).
+    """
+    protocol = registry.get(campaign.protocol)
+    if not isinstance(protocol, Battles):
+        raise ValueError(
+            f"the arena format holds an arena campaign's votes; {campaign.slug} is a "
+            f"{campaign.protocol} campaign"
+        )
+    judgments, _ = campaign_judgments(campaign, include_flagged=include_flagged, judges=judges)
+    rows = (
+        judgments.filter(question=protocol.battle_question)
+        .order_by("pk")
+        .values_list("item__payload", _rater(judges), "value", "created_at")
+        .iterator(chunk_size=chunk_rows)
+    )
+    return arena_write((protocol.battle_record(*row) for row in rows), path)

@@ -3,7 +3,7 @@ votes, the end with the reveal, and the fair end when a model fails (docs/chat.m
 
 A conversation is two dialogues, one per side (keys ``arena-<seat>-a`` and ``-b``; each
 side's model sees only its own), with the same worker turns. Side A's dialogue is the seat's
-``dialogue`` and holds the conversation's state in ``metadata["arena"]``: side B's dialogue,
+``dialogue`` and holds the conversation's state in ``metadata["battle"]``: side B's dialogue,
 the votes given so far (``votes``, by exchange), when each exchange's two replies were both
 in (``replied``), and ``revealed_at``. Every change to the conversation happens under side
 A's row lock (``chat.locks.seat_dialogue_lock`` or ``annotation.locks.dialogue_lock``),
@@ -53,7 +53,7 @@ SIDES = ("a", "b")
 
 def battle(dialogue_a: Dialogue) -> dict[str, Any]:
     """Return the conversation's state kept on side A's dialogue."""
-    return dict(dialogue_a.metadata.get("arena") or {})
+    return dict(dialogue_a.metadata.get("battle") or {})
 
 
 def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue, Dialogue]:
@@ -250,7 +250,7 @@ def arena_reply_store(
         if not side_a.metadata.get("pending") and not side_b.metadata.get("pending"):
             state = battle(side_a)
             state["replied"] = {**state["replied"], str((index + 1) // 2): now.isoformat()}
-            dialogue_update(side_a, metadata={"arena": state})
+            dialogue_update(side_a, metadata={"battle": state})
     return True
 
 

@@ -144,7 +144,7 @@ def arena_open(*, seat: ChatSeat, now: datetime) -> None:
     side_a = dialogue_start(
         campaign_id=seat.campaign_id,
         key=f"arena-{seat.pk}-a",
-        metadata={**common, "model": seat.endpoint, "side": "a", "arena": state},
+        metadata={**common, "model": seat.endpoint, "side": "a", "battle": state},
     )
     dialogue_update(side_b, metadata={"a": side_a.pk})
     seat.dialogue = side_a

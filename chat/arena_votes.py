@@ -91,7 +91,7 @@ def vote_submit(
         shown = parse_datetime(state["replied"].get(str(turn), "")) or now
         answer_time_check(campaign=seat.campaign, spent_ms=int(seconds_since(shown, now) * 1000))
         state["votes"] = {**state["votes"], str(turn): {**cleaned, "at": now.isoformat()}}
-        dialogue_update(side_a, metadata={"arena": state})
+        dialogue_update(side_a, metadata={"battle": state})
         if final:
             _complete(seat, side_a, side_b, now)
     return [seat_id]
@@ -204,7 +204,7 @@ def _complete(seat: ChatSeat, side_a: Dialogue, side_b: Dialogue, now: datetime)
     _, parameters = protocol_of(campaign)
     if parameters["reveal"]:
         state["revealed_at"] = now.isoformat()
-    dialogue_update(side_a, metadata={"arena": state})
+    dialogue_update(side_a, metadata={"battle": state})
     for side in (side_a, side_b):
         dialogue_set_status(dialogue=side, status=Dialogue.Status.COMPLETE, now=now)
     seat_finish(seat, ChatSeat.Stage.DONE, "complete", now)

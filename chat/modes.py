@@ -30,7 +30,7 @@ from chat.snapshot import chat_state
 HANDLERS: dict[str, Callable[..., Outcome]] = {
     "pair": empathetic.frame_handle,
     "bot": bot.frame_handle,
-    "arena": arena_votes.frame_handle,
+    "side_by_side": arena_votes.frame_handle,
 }
 
 

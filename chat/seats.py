@@ -237,7 +237,7 @@ def _seat_create(
                 endpoint_b=models[1],
                 last_seen_at=now,
             )
-            if protocol.chat_mode == "arena":
+            if protocol.chat_mode == "side_by_side":
                 arena_open(seat=seat, now=now)
             else:
                 _bot_chat_open(seat, parameters, now)

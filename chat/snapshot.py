@@ -81,7 +81,7 @@ def chat_state(*, seat_id: int, now: datetime | None = None) -> dict[str, Any]:
     }
     if protocol.chat_mode == "pair":
         state.update(_ed_state(seat, parameters, now))
-    elif protocol.chat_mode == "arena":
+    elif protocol.chat_mode == "side_by_side":
         state.update(arena_state(seat, parameters))
         if seat.stage == ChatSeat.Stage.FAILED:
             state["message"] = str(ARENA_FAILED)

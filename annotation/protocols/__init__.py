@@ -4,6 +4,7 @@ protocol") and one line here."""
 from annotation.protocols.acute import AcuteProtocol
 from annotation.protocols.arena import ArenaProtocol
 from annotation.protocols.base import (
+    Battles,
     DialogueItems,
     GoldChecks,
     Judged,
@@ -58,6 +59,7 @@ registry = Registry(
 )
 
 __all__ = [
+    "Battles",
     "DialogueItems",
     "GoldChecks",
     "Judged",

@@ -6,6 +6,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
@@ -372,13 +373,13 @@ class LiveChat(Protocol):
 
     ``chat_mode`` names how the chat runs: ``"pair"`` — two workers talk, each in turn
     (``chat.empathetic``); ``"bot"`` — one worker talks with a model and labels
-    its turns (``chat.bot``); ``"arena"`` — one worker talks with two hidden models at once
+    its turns (``chat.bot``); ``"side_by_side"`` — one worker talks with two hidden models at once
     and votes (``chat.arena``). ``seats_needed`` is how many conversations one
     arrival starts (ED: two rounds, roles swapped); ``dialogues_per_conversation`` how many
     dialogues one conversation stores (the arena: one per side).
     """
 
-    chat_mode: ClassVar[Literal["pair", "bot", "arena"]]
+    chat_mode: ClassVar[Literal["pair", "bot", "side_by_side"]]
     seats_needed: ClassVar[int] = 1
     dialogues_per_conversation: ClassVar[int] = 1
 
@@ -391,6 +392,22 @@ class LiveChat(Protocol):
         ``dialogues`` has one row per conversation: ``dialogue`` (key), ``status``,
         ``flagged``, ``flags``, ``emotion``, ``model``, ``utterances``, ``words``, ``pastes``.
         """
+
+
+class Battles(Protocol):
+    """Capability: every vote is one battle of the public arena format (Chatbot Arena /
+    LMArena; ``corpora.arena``), so the campaign's votes can be exported in it
+    (``manage.py export --format battles``). The vote is the answer to ``battle_question``."""
+
+    battle_question: ClassVar[str]
+
+    @abstractmethod
+    def battle_record(
+        self, payload: Mapping[str, Any], judge: str, vote: Any, at: datetime
+    ) -> dict[str, Any]:
+        """Return one vote as a public-format record: from its item's payload, the judge's
+        name, the stored answer and when it was given; raise ValueError for an answer the
+        format cannot hold."""
 
 
 ALLOCATIONS = ("uniform", "adaptive")

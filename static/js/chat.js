@@ -204,7 +204,7 @@
         reasons = [frame.fields.emotion, frame.fields.situation].filter(Boolean);
       }
       if (state && state.stage === "rating") { reasons = ratingErrors(frame.fields || {}); }
-      if (state && state.chat === "arena" && frame.fields) {
+      if (state && state.chat === "side_by_side" && frame.fields) {
         fieldError("vote-error", $("vote-fieldset"), frame.fields.winner || frame.fields.reason);
       }
       error([frame.message].concat(reasons).join(" "));
@@ -309,7 +309,7 @@
   }
 
   function renderChat(s, before) {
-    if (s.chat === "arena") { renderArena(s, before); return; }
+    if (s.chat === "side_by_side") { renderArena(s, before); return; }
     var ed = s.chat === "pair";
     var seen = before && before.stage === "chatting" && before.dialogue === s.dialogue
       ? before.utterances.length : -1;

@@ -135,6 +135,27 @@ def _acute():
     return _pairs("acute", lambda p: [q["key"] for q in p["questions"]])
 
 
+def _arena():
+    """Votes of a small arena: conversations of 1-2 exchanges among three models."""
+    rng = np.random.default_rng(SEED)
+    protocol = registry.get("arena")
+    parameters = protocol.clean_parameters({"models": ["GenericBot", "Retrieval", "Generative"]})
+    quality = {"GenericBot": -1.2, "Retrieval": 0.3, "Generative": 0.9}
+    models = list(quality)
+    items, rows = [], []
+    for c in range(60):
+        a, b = rng.choice(models, size=2, replace=False)
+        for turn in (1, 2)[: 1 + c % 2]:
+            style = {k: int(rng.integers(0, 9)) for k in ("chars", "headers", "lists", "bold")}
+            key = f"arena-{c}/{turn}"
+            payload = {"model_a": a, "model_b": b, "example": f"arena-{c}", "turn": turn}
+            items.append({"item": key, "payload": payload | {"style_a": style, "style_b": style}})
+            won = rng.random() < 1 / (1 + np.exp(quality[b] - quality[a]))
+            value = ("a" if won else "b") if rng.random() < 0.8 else "tie"
+            rows.append({"item": key, "rater": f"w{c % 7}", "question": "winner", "value": value})
+    return protocol.report(parameters, pd.DataFrame(items), pd.DataFrame(rows))
+
+
 def _ssa(protocol_name):
     rng = np.random.default_rng(SEED)
     protocol = registry.get(protocol_name)
@@ -237,6 +258,7 @@ BUILDERS = {
     "likert": _likert,
     "pairwise": _pairwise,
     "acute": _acute,
+    "arena": _arena,
     "ssa": lambda: _ssa("ssa"),
     "ssa_interactive": lambda: _ssa("ssa_interactive"),
     "emotionlines": lambda: _labels("emotionlines"),

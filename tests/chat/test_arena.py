@@ -53,7 +53,7 @@ def _exchange(seat, n: int, text: str = "Tell me about the sea."):
     """Send message ``n`` (1-based) and let both sides answer."""
     sent = arena.arena_message_send(seat_id=seat.pk, client_id=f"c{n}", text=text, signals={})
     side_a = Dialogue.objects.get(pk=seat.dialogue_id)
-    for dialogue_id in (side_a.pk, side_a.metadata["arena"]["b"]):
+    for dialogue_id in (side_a.pk, side_a.metadata["battle"]["b"]):
         result = arena.arena_reply_run(dialogue_id=dialogue_id, index=sent.index + 1)
         assert result["stored"], result
     return sent
@@ -70,7 +70,7 @@ def test_a_message_reaches_both_models_and_each_sees_only_its_own_side(bots):
     seat = _arrive(arena_campaign())
     _exchange(seat, 1)
     side_a = Dialogue.objects.get(pk=seat.dialogue_id)
-    side_b = Dialogue.objects.get(pk=side_a.metadata["arena"]["b"])
+    side_b = Dialogue.objects.get(pk=side_a.metadata["battle"]["b"])
     assert {side_a.metadata["model"], side_b.metadata["model"]} == {
         seat.endpoint,
         seat.endpoint_b,
@@ -136,7 +136,7 @@ def test_a_model_that_fails_ends_the_conversation_fairly(bots):
     assert set(Dialogue.objects.values_list("status", flat=True)) == {"partial"}
     assert not Judgment.objects.exists() and not Item.objects.exists()
     # The other side's late reply is dropped; the worker can no longer vote.
-    b = side_a.metadata["arena"]["b"]
+    b = side_a.metadata["battle"]["b"]
     assert not arena.arena_reply_run(dialogue_id=b, index=sent.index + 1)["stored"]
     with pytest.raises(OutOfTurn, match="ended"):
         _vote(seat, 2, "b")
@@ -170,7 +170,7 @@ def test_bad_votes_are_refused_and_change_nothing(bots):
     with pytest.raises(Conflict):
         _vote(seat, 1, "b")
     side_a = Dialogue.objects.get(pk=seat.dialogue_id)
-    assert list(side_a.metadata["arena"]["votes"]) == ["1"]
+    assert list(side_a.metadata["battle"]["votes"]) == ["1"]
 
 
 def test_messages_are_rate_limited_per_minute(bots):

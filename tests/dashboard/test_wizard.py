@@ -612,8 +612,9 @@ def test_odd_parameter_values_never_break_the_settings_step(ada, protocol) -> No
         assert card.incomplete in " ".join(messages_of(refused))
         if "models" not in card.incomplete:
             pytest.skip(f"the test does not know how to complete {protocol}'s defaults")
-        endpoint_register(name="generic-bot", backend="generic_bot")
-        start["parameters"] = json.dumps({"models": ["generic-bot"]})
+        for name in ("generic-bot", "generic-bot-2"):  # an arena draws two
+            endpoint_register(name=name, backend="generic_bot")
+        start["parameters"] = json.dumps({"models": ["generic-bot", "generic-bot-2"]})
     ada.post(url("wizard"), start)
     campaign = Campaign.objects.get(slug="odd")
     for name in registry.get(protocol).default_parameters():

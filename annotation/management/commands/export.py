@@ -7,10 +7,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.dataset_reads import campaign_dialogue_records, dataset_records
-from annotation.exports import FORMATS, judgments_export
+from annotation.exports import FORMATS, battles_export, judgments_export
 from annotation.models import Campaign, Dataset
+from annotation.protocols import Battles, registry
 from annotation.services.datasets import records_export
 from corpora import SUFFIXES, WRITERS
+
+BATTLES = "battles"
 
 
 class Command(BaseCommand):
@@ -18,17 +21,20 @@ class Command(BaseCommand):
         "Export a campaign's raw judgments (one row per item, worker and question, with the "
         "item's payload) as CSV, JSONL or Parquet; or, with --dialogues or --dataset, "
         "dialogues with their labels as CSV, JSONL, Parquet or ParlAI's format "
-        "(docs/datasets.md). Workers appear only by pseudonym; gold checks are left out, and "
-        "so are soft-blocked workers unless --include-flagged, and LLM judges unless --judges."
+        "(docs/datasets.md); or, with --format battles, an arena campaign's votes in the public "
+        "arena format (Chatbot Arena / LMArena battles, JSONL). Workers appear only by "
+        "pseudonym; gold checks are left out, and so are soft-blocked workers unless "
+        "--include-flagged, and LLM judges unless --judges."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("campaign", nargs="?", help="The campaign's slug.")
         parser.add_argument(
             "--format",
-            choices=sorted(set(FORMATS) | set(WRITERS)),
+            choices=sorted(set(FORMATS) | set(WRITERS) | {BATTLES}),
             default="csv",
-            help="File format (default csv); parlai is for dialogues only.",
+            help="File format (default csv); parlai is for dialogues only; battles is an arena "
+            "campaign's votes in the public arena format (JSONL, one record per vote).",
         )
         parser.add_argument(
             "--out",
@@ -67,6 +73,8 @@ class Command(BaseCommand):
         fmt = options["format"]
         if options["dataset"] and options["campaign"]:
             raise CommandError("Give a campaign or --dataset, not both.")
+        if fmt == BATTLES and (options["dataset"] or options["dialogues"]):
+            raise CommandError("--format battles exports an arena campaign's votes, not dialogues.")
         if options["dataset"]:
             dataset = Dataset.objects.filter(name=options["dataset"]).first()
             if dataset is None:
@@ -85,6 +93,9 @@ class Command(BaseCommand):
             return
         if options["split_by_author"]:
             raise CommandError("--split-by-author applies to dialogues (--dialogues, --dataset).")
+        if fmt == BATTLES:
+            self._battles(campaign, options)
+            return
         if fmt not in FORMATS:
             raise CommandError(f"Judgments export as {', '.join(FORMATS)}; {fmt} is for dialogues.")
         what = "judge-judgments" if options["judges"] else "judgments"
@@ -102,6 +113,27 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
         self.stdout.write(f"wrote {rows} judgments to {out}")
+
+    def _battles(self, campaign: Campaign, options: dict[str, Any]) -> None:
+        if not isinstance(registry.get(campaign.protocol), Battles):
+            raise CommandError(
+                f"--format battles exports an arena campaign's votes; {campaign.slug} is a "
+                f"{campaign.protocol} campaign (export it as {', '.join(FORMATS)})."
+            )
+        what = "judge-battles" if options["judges"] else "battles"
+        out = options["out"] or (settings.DATA_DIR / "exports" / f"{campaign.slug}-{what}.jsonl")
+        if out.is_dir():
+            raise CommandError(f"{out} is a folder; give a file name.")
+        try:
+            votes = battles_export(
+                campaign, out, include_flagged=options["include_flagged"], judges=options["judges"]
+            )
+        except OSError as exc:
+            raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
+        except ValueError as exc:  # a stored vote the format cannot hold (corpora.ArenaError)
+            out.unlink(missing_ok=True)  # not a partial file that reads as the whole
+            raise CommandError(f"Cannot export {campaign.slug} as arena votes: {exc}") from None
+        self.stdout.write(f"wrote {votes} arena votes to {out}")
 
     def _dialogues(self, records: list, stem: str, options: dict[str, Any]) -> None:
         fmt = options["format"]

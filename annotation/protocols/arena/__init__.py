@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -44,6 +45,7 @@ from annotation.protocols.arena.report import arena_report, models_table
 from annotation.protocols.base import (
     ALLOCATION_PARAMETER_HELP,
     ALLOCATION_PARAMETERS,
+    Battles,
     LiveChat,
     ModelPairs,
     Question,
@@ -51,6 +53,7 @@ from annotation.protocols.base import (
     Report,
     Simulated,
 )
+from corpora.arena import VOTE_WINNERS
 from evalsite.errors import InvalidAnswer, InvalidParameters
 
 WINNER = "winner"
@@ -68,15 +71,16 @@ OUTCOME = {"a": "a", "b": "b", "tie": "both", "both_bad": "neither"}
 VOTE_MODES = ("each", "end")
 
 
-class ArenaProtocol(LiveChat, ModelPairs, Simulated):
+class ArenaProtocol(LiveChat, ModelPairs, Simulated, Battles):
     """Chat with two anonymous models at once and vote for the better one."""
 
     name = "arena"
     title = "Arena (two anonymous models side by side, voted)"
-    template_name = "annotation/arena.html"
-    chat_mode = "arena"
+    template_name = "annotation/chat.html"
+    chat_mode = "side_by_side"
     dialogues_per_conversation = 2
     text_questions = (REASON,)
+    battle_question = WINNER
     report_payload_keys = ("model_a", "model_b", "example", "turn", *STYLE_SIDES)
     default_max_items_per_worker = 20
     instructions = gettext_lazy(
@@ -196,6 +200,30 @@ class ArenaProtocol(LiveChat, ModelPairs, Simulated):
         if value in ("a", "b"):
             return str(payload.get(f"model_{value}", "")) or None
         return str(value) if value in OUTCOME else None
+
+    def battle_record(
+        self, payload: Mapping[str, Any], judge: str, vote: Any, at: datetime
+    ) -> dict[str, Any]:
+        """Return one vote in the public arena format. ``question_id`` is the conversation's
+        key (``example``): its votes share it. The reason, which the format has no field
+        for, stays in evalsite's own exports."""
+        if vote not in VOTE_WINNERS:
+            raise ValueError(
+                f"unknown arena vote {vote!r}; expected one of {', '.join(VOTE_WINNERS)}"
+            )
+        return {
+            "question_id": payload["example"],
+            "model_a": payload["model_a"],
+            "model_b": payload["model_b"],
+            "winner": VOTE_WINNERS[vote],
+            "judge": judge,
+            "conversation_a": payload["conversation_a"],
+            "conversation_b": payload["conversation_b"],
+            "turn": payload["turn"],
+            "anony": True,  # votes are only taken before the reveal
+            "language": payload.get("language", ""),
+            "tstamp": at.timestamp(),
+        }
 
     def report(
         self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame

@@ -39,6 +39,7 @@ DECLARED = {
     "ssa_interactive": {LiveChat, Simulated},
     "categorical": {GoldChecks, Simulated},
     "acute": {Simulated, ModelPairs},
+    "arena": {LiveChat, Simulated, ModelPairs},
 }
 CAPABILITIES = (ResponseItems, DialogueItems, GoldChecks, Simulated, LiveChat, ModelPairs)
 
@@ -60,7 +61,7 @@ def test_chat_modes_are_the_ones_chat_handles():
     from chat.modes import HANDLERS
 
     modes = {p.chat_mode for p in registry.all() if isinstance(p, LiveChat)}
-    assert modes == set(HANDLERS) == {"pair", "bot"}
+    assert modes == set(HANDLERS) == {"pair", "bot", "side_by_side"}
 
 
 # A protocol name compared with a protocol or its name: `campaign.protocol == "likert"`,

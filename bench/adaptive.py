@@ -14,7 +14,9 @@ true strengths do, averaged over the crowds at each budget. For each target accu
 script prints the judgments each allocation needed to reach it and the saving; then, at
 those two budgets, the mean width of the report's 95% intervals of the strengths
 (``ranking.bradley_terry`` with its defaults) and of the win rates, so the price in interval
-width is visible.
+width is visible, and the share of true strengths those Bradley–Terry intervals cover over
+all crowds (adaptive allocation chooses pairs from the data; the intervals treat the numbers
+per pair as fixed).
 
     .venv/bin/python bench/adaptive.py                 # 8 models, then 4
     .venv/bin/python bench/adaptive.py --crowds 200 --seed 3
@@ -30,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
@@ -106,40 +109,85 @@ def scenario(args: argparse.Namespace, strengths: tuple[float, ...], label: str)
     for allocation in ALLOCATIONS:
         shown = mean[allocation][:: max(1, len(budgets) // 12)]
         print(f"{allocation:<8}" + "  ".join(f"{v:6.3f}" for v in shown))
-    saving_main = None
-    closest = _closest(strengths)
-    for target in args.targets:
-        u = _needed(mean["uniform"], budgets, target)
-        a = _needed(mean["adaptive"], budgets, target)
-        if u is None or a is None:
-            print(f"accuracy {target:.3f}: uniform {u}, adaptive {a}: not reached within {top}")
-            continue
-        saving = 1 - a / u
-        if target == args.targets[0]:
-            saving_main = saving
-        print(f"accuracy {target:.3f}: uniform {u} judgments, adaptive {a} (saving {saving:.1%})")
-        bt_u, wr_u, hard_u = _widths(runs["uniform"], u, closest, args)
-        bt_a, wr_a, hard_a = _widths(runs["adaptive"], a, closest, args)
+    closest, truth = _closest(strengths), _truth(crowd)
+    savings = [_target(args, runs, mean, budgets, closest, truth, t) for t in args.targets]
+    return savings[0]
+
+
+def _target(
+    args: argparse.Namespace,
+    runs: dict[str, list[adaptive.Run]],
+    mean: dict[str, np.ndarray],
+    budgets: list[int],
+    closest: set[tuple[str, str]],
+    truth: np.ndarray,
+    target: float,
+) -> float | None:
+    """Print the judgments each allocation needed for mean accuracy ``target``, the saving,
+    the interval widths and coverage there; return the saving (None: not reached)."""
+    pairs = len(truth) * (len(truth) - 1) // 2
+    top = min(args.max_per_pair * pairs, args.items * args.redundancy * pairs)
+    u = _needed(mean["uniform"], budgets, target)
+    a = _needed(mean["adaptive"], budgets, target)
+    if u is None or a is None:
+        print(f"accuracy {target:.3f}: uniform {u}, adaptive {a}: not reached within {top}")
+        return None
+    saving = 1 - a / u
+    print(f"accuracy {target:.3f}: uniform {u} judgments, adaptive {a} (saving {saving:.1%})")
+    bt_u, wr_u, hard_u = _widths(runs["uniform"], u, closest, args)
+    bt_a, wr_a, hard_a = _widths(runs["adaptive"], a, closest, args)
+    print(
+        f"  mean 95% CI widths there, uniform/adaptive: BT strengths {bt_u:.3f}/{bt_a:.3f}; "
+        f"win rates, all pairs {wr_u:.3f}/{wr_a:.3f}, closest pairs {hard_u:.3f}/{hard_a:.3f}"
+    )
+    cover_u, cover_a = _coverage(runs["uniform"], u, truth), _coverage(runs["adaptive"], a, truth)
+    print(
+        f"  coverage of the true strengths by BT's 95% CIs there, uniform/adaptive: "
+        f"{cover_u:.1%}/{cover_a:.1%} ({len(runs['uniform'])} crowds x {len(truth)} models)"
+    )
+    both = next(
+        (
+            n
+            for n in range(a, top + 1, args.step)
+            if _widths(runs["adaptive"], n, closest, args, hard_only=True)[2] <= hard_u
+        ),
+        None,
+    )
+    if both is None:
+        print(f"  adaptive never reaches uniform's closest-pair width within {top}")
+    else:
         print(
-            f"  mean 95% CI widths there, uniform/adaptive: BT strengths {bt_u:.3f}/{bt_a:.3f}; "
-            f"win rates, all pairs {wr_u:.3f}/{wr_a:.3f}, closest pairs {hard_u:.3f}/{hard_a:.3f}"
+            f"  adaptive reaches this accuracy and uniform's closest-pair win-rate width "
+            f"({hard_u:.3f}) at {both} judgments (saving {1 - both / u:.1%})"
         )
-        both = next(
-            (
-                n
-                for n in range(a, top + 1, args.step)
-                if _widths(runs["adaptive"], n, closest, args, hard_only=True)[2] <= hard_u
-            ),
-            None,
-        )
-        if both is None:
-            print(f"  adaptive never reaches uniform's closest-pair width within {top}")
-        else:
-            print(
-                f"  adaptive reaches this accuracy and uniform's closest-pair win-rate width "
-                f"({hard_u:.3f}) at {both} judgments (saving {1 - both / u:.1%})"
-            )
-    return saving_main
+    return saving
+
+
+def _truth(crowd: adaptive.Crowd) -> np.ndarray:
+    """Return the strengths (mean 0) Bradley–Terry converges to in ``crowd``: the fit to the
+    expected scores of the decided judgments, "both" (half each way) at its share and the
+    item shift N(0, sd_item) averaged out by Gauss–Hermite quadrature, every pair equally
+    often. Ties and item shifts make the model only nearly Bradley–Terry, so the limit
+    depends a little on how often each pair is judged: at most 0.008 between equal numbers
+    and numbers falling as exp(-5 x the true gap), against intervals about 0.3 wide."""
+    s = np.asarray(crowd.strengths, dtype=float)
+    nodes, weights = np.polynomial.hermite_e.hermegauss(40)
+    won = expit(s[:, None, None] - s[None, :, None] + crowd.sd_item * nodes) @ weights
+    decided = 1.0 - crowd.neither
+    expected = (crowd.both / 2 + (decided - crowd.both) * won / weights.sum()) / decided
+    np.fill_diagonal(expected, 0.0)
+    return ranking._fit(1e6 * expected)
+
+
+def _coverage(runs: list[adaptive.Run], budget: int, truth: np.ndarray) -> float:
+    """Return the share of true strengths inside the report's 95% intervals at ``budget``
+    (``ranking.bradley_terry`` with its defaults), over all crowds and models."""
+    models = [f"m{i}" for i in range(len(truth))]
+    hits = 0
+    for run in runs:
+        table = ranking.bradley_terry(_frame(*run.arrays(budget))).set_index("model").loc[models]
+        hits += int(((table["ci_low"] <= truth) & (truth <= table["ci_high"])).sum())
+    return hits / (len(runs) * len(truth))
 
 
 def _closest(strengths: tuple[float, ...]) -> set[tuple[str, str]]:

@@ -19,7 +19,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evalstats import agreement, cluster_bootstrap, ranking, uncertainty  # noqa: E402
+from evalstats import agreement, cluster_bootstrap, options, ranking, style, uncertainty  # noqa: E402
 
 Z = 1.959963984540054
 ROW = "{:<24} {:<37} {:<17} {:>8} {:>7} {:>6}{}"
@@ -335,6 +335,48 @@ def bt_studies(
         yield "A/B win rate", "crossed", float(expit(s[0] - s[1])), est.low, est.high
 
 
+# --- arena (style control) ------------------------------------------------------------------
+
+ARENA = style.ArenaDesign(
+    strengths=(0.8, 0.5, 0.3, 0.1, 0.0, -0.2, -0.6, -0.9),
+    log_length=(-0.4, 0.5, 0.0, 0.6, -0.3, 0.2, 0.9, -0.5),
+    sd_conversation=0.5,
+    workers=40,
+    sd_taste=0.3,
+)
+
+
+def arena_studies(rng: np.random.Generator, n: int, *, gamma: float) -> Iterator[Result]:
+    """8 models, 600 conversations of 1-4 votes by 40 workers (``style.ArenaDesign``). A
+    neutral crowd (gamma 0): plain Bradley–Terry, conversations as items; the truth is the
+    marginal strengths (``_bt_marginal``). A length-biased one: style control, whose marginal
+    truth has no closed form and comes from one very large simulated arena with expected
+    outcomes (``style.arena_marginal``); plain BT's intervals of it are the naive ones."""
+    design = replace(ARENA, gamma=gamma)
+    sd = float(np.hypot(design.sd_conversation, design.sd_taste * np.sqrt(2)))
+    true, coefficient = _arena_truth(design) if gamma else (_bt_marginal(ARENA.strengths, sd), 0)
+    models = [f"m{i}" for i in range(len(true))]
+    fit = partial(style.bradley_terry_style, features=("chars",))
+    for _ in range(n):
+        data = style.arena_simulate(design, rng, conversations=600)
+        fits = {"Firth Wald x deff": ranking.bradley_terry(data)}
+        if gamma:
+            styled = fit(data)
+            fits = {"style Wald x deff": styled.table, "naive plain BT": fits["Firth Wald x deff"]}
+            row = styled.coefficients.iloc[0]
+            truth = coefficient * row["scale"]
+            yield "Arena γ chars", "style Wald x deff", truth, row["ci_low"], row["ci_high"]
+        with options.report_options_set(method="independent"):
+            fits["naive independent"] = fit(data).table if gamma else ranking.bradley_terry(data)
+        for method, table in fits.items():
+            table = table.set_index("model").loc[models]
+            for t, low, high in zip(true, table["ci_low"], table["ci_high"], strict=True):
+                yield "Arena strength", method, t, low, high
+
+
+_arena_truth = cache(style.arena_marginal)
+
+
 # --- the suite -------------------------------------------------------------------------------
 
 
@@ -389,6 +431,8 @@ def suite() -> list[tuple[str, Callable[[np.random.Generator, int], Iterator[Res
     designs.append(("BT unequal, 5 judgments/item, item sd 1", clustered))
     tastes = partial(bt_studies, strengths=unequal, per_pair=60, raters=30, sd_rater=0.6)
     designs.append(("BT unequal, 30 workers, taste sd 0.6", tastes))
+    designs.append(("Arena neutral, 8 models, 600 convs", partial(arena_studies, gamma=0.0)))
+    designs.append(("Arena length-biased, 8 models", partial(arena_studies, gamma=1.0)))
     return designs
 
 

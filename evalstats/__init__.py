@@ -1,6 +1,7 @@
 """evalsite's statistics, with no Django and no import from the apps (an import-linter
 contract in pyproject.toml keeps it so): inter-rater agreement (``agreement``), label
-aggregation (``aggregation``), paired comparisons and Bradley–Terry (``ranking``),
+aggregation (``aggregation``), paired comparisons and Bradley–Terry (``ranking``), the
+style-controlled Bradley–Terry of arenas and its simulator (``style``),
 design-aware intervals (``uncertainty``, ``cluster_bootstrap``) and the report options
 (``options``), adaptive pair allocation's rule (``adaptive``), the study planner
 (``planner``), emotion-label tables and classifier scores (``emotion_labels``,

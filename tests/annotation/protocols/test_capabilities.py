@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign, Judgment
 from annotation.protocols import (
+    Battles,
     DialogueItems,
     GoldChecks,
     LiveChat,
@@ -39,9 +40,17 @@ DECLARED = {
     "ssa_interactive": {LiveChat, Simulated},
     "categorical": {GoldChecks, Simulated},
     "acute": {Simulated, ModelPairs},
-    "arena": {LiveChat, Simulated, ModelPairs},
+    "arena": {LiveChat, Simulated, ModelPairs, Battles},
 }
-CAPABILITIES = (ResponseItems, DialogueItems, GoldChecks, Simulated, LiveChat, ModelPairs)
+CAPABILITIES = (
+    ResponseItems,
+    DialogueItems,
+    GoldChecks,
+    Simulated,
+    LiveChat,
+    ModelPairs,
+    Battles,
+)
 
 
 def test_every_protocol_declares_exactly_its_capabilities():

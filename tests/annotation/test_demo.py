@@ -89,8 +89,14 @@ def test_demo_without_server_fills_the_campaigns_leaves_room_and_builds_dashboar
     shares = pd.read_csv(tmp_path / "emotionlines_distribution.csv").iloc[0]
     assert shares["dialogues"] == 8 and shares["neutral"] > shares["fear"]
 
+    # The arena: the simulated crowd's votes rank the retrieval bot above GenericBot.
+    board = pd.read_csv(tmp_path / "arena_leaderboard.csv")
+    assert list(board["model"]) == ["retrieval-minilm", "generic-bot"]
+    assert board["n"].sum() >= 2 * 24  # every conversation voted at least once
+
     campaigns = list(Campaign.objects.filter(slug__startswith="demo-"))
-    assert {c.slug for c in campaigns} >= {"demo-acute", "demo-ssa-chat", "demo-ed-chat"}
+    expected = {"demo-acute", "demo-ssa-chat", "demo-ed-chat", "demo-arena"}
+    assert {c.slug for c in campaigns} >= expected
     _assert_room_for_a_newcomer(campaigns, admin_client)
     _assert_dashboard_reports(campaigns, admin_client)
 

@@ -27,6 +27,7 @@ from evalsite.demo import (
     study_create,
 )
 from evalsite.demo.acute import acute_study_run
+from evalsite.demo.arena import arena_study_run
 from evalsite.demo.chat import SSA_CHAT, chat_studies_create, ssa_chats_simulate
 from evalsite.demo.judge import judges_demo
 from evalsite.errors import AnnotationError
@@ -38,7 +39,8 @@ class Command(BaseCommand):
     help = (
         "Run the demo: load the demo corpus, register the demo models (GenericBot, the gold "
         "replies, the MiniLM retrieval bot, a tiny GPT-2 it trains), create the demo campaigns "
-        "(Likert, A/B, SSA, EmotionLines, interactive SSA, ED collection, ACUTE-Eval), fill "
+        "(Likert, A/B, SSA, EmotionLines, interactive SSA, ED collection, ACUTE-Eval, an "
+        "arena), fill "
         "them with a simulated crowd that leaves every item a slot for you, print and write the "
         "reports and the LLM judge's agreement, build each campaign's dashboard report, then "
         "serve the platform (unless --no-server)."
@@ -92,6 +94,7 @@ class Command(BaseCommand):
             for path in report_write(report, out, stem=campaign.protocol):
                 self.stdout.write(f"wrote {path}")
         chats += acute_study_run(seed=options["seed"], out=out, write=self.stdout.write)
+        chats += arena_study_run(seed=options["seed"], out=out, write=self.stdout.write)
         shown = [c for _, c in campaigns] + chats
         for campaign in shown:
             self._dashboard_report(campaign)

@@ -10,8 +10,10 @@ class ChatConfig(AppConfig):
         # and a hook (docs/architecture.md, "Layers"): chat answers for its seats.
         from annotation import signals
         from annotation.services import assignment_work_kind_add
+        from chat.arena_votes import worker_forgotten
         from chat.seats import seat_paid
         from chat.tasks import housekeeping
 
         signals.housekeeping.connect(housekeeping, dispatch_uid="chat.housekeeping")
+        signals.worker_forgotten.connect(worker_forgotten, dispatch_uid="chat.forget")
         assignment_work_kind_add(seat_paid)

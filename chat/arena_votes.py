@@ -13,9 +13,10 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 
-from annotation.models import Dialogue, Item, Utterance
+from annotation.locks import dialogue_lock
+from annotation.models import Dialogue, Item, Utterance, Worker
 from annotation.quality import answer_time_check
-from annotation.services import items_add, judgment_label
+from annotation.services import WITHDRAWN, items_add, judgment_label
 from annotation.services.dialogues import dialogue_set_status, dialogue_update
 from chat.arena import _locked, _turns, arena_message_send, battle, exchanges
 from chat.frames import Frame, Outcome, OutOfTurn, frame_unknown, message_fields, message_outcome
@@ -174,7 +175,9 @@ def exchange_payload(
         "conversation_a": _conversation(a, turn),
         "conversation_b": _conversation(b, turn),
         "turn": turn,
-        "example": side_a.key.removesuffix("-a"),
+        # Side A's dialogue names the conversation: its votes are one cluster, and erasing a
+        # worker finds the payloads that quote them by it (services.worker_forget).
+        "example": side_a.key,
         "language": language,
         "style_a": _style(a, turn),
         "style_b": _style(b, turn),
@@ -208,3 +211,21 @@ def _complete(seat: ChatSeat, side_a: Dialogue, side_b: Dialogue, now: datetime)
     for side in (side_a, side_b):
         dialogue_set_status(dialogue=side, status=Dialogue.Status.COMPLETE, now=now)
     seat_finish(seat, ChatSeat.Stage.DONE, "complete", now)
+
+
+def worker_forgotten(*, worker: Worker, **_: object) -> None:
+    """Receiver of the core's ``worker_forgotten`` signal: the reasons of the worker's votes
+    still held on an arena conversation (one that never completed) read ``WITHDRAWN``, as
+    their stored reasons do (the protocol's ``text_questions``)."""
+    for seat in ChatSeat.objects.filter(worker=worker, dialogue__isnull=False).exclude(
+        endpoint_b=""
+    ):
+        with transaction.atomic():
+            side_a = dialogue_lock(seat.dialogue_id)
+            state = battle(side_a)
+            votes = {
+                turn: {**vote, "reason": WITHDRAWN} if vote.get("reason") else vote
+                for turn, vote in state.get("votes", {}).items()
+            }
+            if votes != state.get("votes", {}):
+                dialogue_update(side_a, metadata={"battle": {**state, "votes": votes}})

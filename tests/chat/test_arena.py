@@ -3,16 +3,17 @@ fair end when a model fails, the pair draw."""
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from annotation.models import Dialogue, Item, Judgment
+from annotation.models import Dialogue, Item, Judgment, Utterance
 from annotation.protocols import registry
 from annotation.selectors import campaign_report
-from annotation.services import campaign_create, campaign_set_status
+from annotation.services import WITHDRAWN, campaign_create, campaign_set_status, worker_forget
 from chat import arena, arena_votes
 from chat.arena_start import pair_counts, pair_next
 from chat.frames import OutOfTurn
@@ -225,3 +226,26 @@ def test_the_pair_draw_caps_each_pair_per_worker_and_covers_every_model_first(bo
         is None
     )
     assert sum(pair_counts(campaign).values()) == 3
+
+
+def test_forgetting_a_worker_erases_their_arena_texts_everywhere(bots):
+    campaign = arena_campaign(min_turns=1, max_turns=3)
+    done = _arrive(campaign, worker="gone")
+    _exchange(done, 1, text="My secret plan for Tuesday.")
+    _vote(done, 1, "a", reason="A understood my plan")
+    arena_votes.arena_end(seat_id=done.pk, now=timezone.now() + timedelta(seconds=60))
+    held = chat_arrive(
+        campaign=campaign, arrival=Arrival(provider="local", worker_id="gone"), another=True
+    ).seat
+    _exchange(held, 1, text="Another secret.")
+    _vote(held, 1, "b", reason="B kept my secret")  # held: this conversation never ends
+    worker_forget(worker=done.worker, actor="test")
+    everything = json.dumps(
+        [list(Item.objects.values_list("payload", flat=True))]
+        + [list(Judgment.objects.values_list("value", flat=True))]
+        + [list(Dialogue.objects.values_list("metadata", flat=True))]
+        + [list(Utterance.objects.values_list("text", flat=True))]
+    )
+    for text in ("secret", "plan", "understood"):
+        assert text not in everything, text
+    assert WITHDRAWN in everything

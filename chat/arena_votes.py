@@ -217,11 +217,10 @@ def worker_forgotten(*, worker: Worker, **_: object) -> None:
     """Receiver of the core's ``worker_forgotten`` signal: the reasons of the worker's votes
     still held on an arena conversation (one that never completed) read ``WITHDRAWN``, as
     their stored reasons do (the protocol's ``text_questions``)."""
-    for seat in ChatSeat.objects.filter(worker=worker, dialogue__isnull=False).exclude(
-        endpoint_b=""
-    ):
+    seats = ChatSeat.objects.filter(worker=worker, dialogue__isnull=False).exclude(endpoint_b="")
+    for dialogue_id in seats.values_list("dialogue_id", flat=True):
         with transaction.atomic():
-            side_a = dialogue_lock(seat.dialogue_id)
+            side_a = dialogue_lock(dialogue_id)
             state = battle(side_a)
             votes = {
                 turn: {**vote, "reason": WITHDRAWN} if vote.get("reason") else vote

@@ -87,7 +87,7 @@ def arena_crowd_simulate(*, campaign: Campaign, conversations: int, seed: int = 
 def _both_answered(seat: ChatSeat, text: str, turn: int) -> bool:
     """Send the worker's message and let both models answer; return whether both did."""
     sent = arena.arena_message_send(seat_id=seat.pk, client_id=f"sim-{turn}", text=text, signals={})
-    side_a = Dialogue.objects.get(pk=seat.dialogue_id)
+    side_a = Dialogue.objects.get(seats=seat)
     sides = [side_a.pk, side_a.metadata["battle"]["b"]]
     for dialogue_id in sides:
         # Without a broker the task already ran (eagerly); with one, answer here.

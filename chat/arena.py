@@ -40,7 +40,7 @@ from chat.messages import message_store
 from chat.models import ChatSeat
 from chat.notify import seats_notify
 from chat.seats import older_than, protocol_of, seat_finish
-from chat.streaming import reply_streamed
+from chat.streaming import reply_awaited, reply_streamed
 from evalsite.celery import task_send
 from modelhub.models import ModelEndpoint
 
@@ -165,13 +165,6 @@ def _reply_enqueue(dialogue_id: int, index: int, attempt: str) -> None:
 # --- the models' replies (the Celery task) ---------------------------------------------------
 
 
-def _awaited(metadata: dict[str, Any], index: int, attempt: str | None) -> bool:
-    pending = metadata.get("pending")
-    if not pending or pending.get("index") != index:
-        return False
-    return attempt is None or pending.get("since") == attempt
-
-
 def arena_reply_run(*, dialogue_id: int, index: int, attempt: str | None = None) -> dict[str, Any]:
     """Generate and store one side's reply ``index`` if it is still awaited; tell the seat.
 
@@ -185,7 +178,7 @@ def arena_reply_run(*, dialogue_id: int, index: int, attempt: str | None = None)
         .values_list("text", "dialogue__metadata")
     )
     metadata = rows[-1][1] if rows else {}
-    if not _awaited(metadata, index, attempt):
+    if not reply_awaited(metadata, index, attempt):
         return {"stored": False, "reason": "not awaited"}
     seat_id, side = int(metadata["seat"]), str(metadata["side"])
     turns = [text for text, _ in rows]
@@ -243,7 +236,7 @@ def arena_reply_store(
     now = now or timezone.now()
     with transaction.atomic():
         side_a, side_b, own = _sides_locked(dialogue_id)
-        if not _awaited(own.metadata, index, attempt):
+        if not reply_awaited(own.metadata, index, attempt):
             return False
         utterance_add(dialogue=own, index=index, speaker="bot", text=text, signals=signals)
         dialogue_update(own, metadata={"pending": None})
@@ -270,7 +263,7 @@ def arena_fail(
     now = now or timezone.now()
     with transaction.atomic():
         side_a, side_b, own = _sides_locked(dialogue_id)
-        if not _awaited(own.metadata, index, attempt):
+        if not reply_awaited(own.metadata, index, attempt):
             return False
         failed = {"index": index, "error": error[:500], "reason": reason}
         for side in (side_a, side_b):

@@ -47,7 +47,7 @@ from chat.notify import seats_notify
 from chat.seats import bot_turn_enqueue, older_than, protocol_of, seat_finish
 from chat.snapshot import bot_labels, bot_turn_item, bot_turn_key, reply_fits
 from chat.states import seat_set_stage
-from chat.streaming import reply_streamed
+from chat.streaming import reply_awaited, reply_streamed
 from evalsite.errors import Conflict, NotFound
 from modelhub.models import ModelEndpoint
 
@@ -93,16 +93,6 @@ def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue]:
         ChatSeat.objects.get(pk=seat_id)  # DoesNotExist for a seat that is not there
         raise OutOfTurn("This chat has no conversation.")
     return seat, seat.dialogue
-
-
-def _awaited(metadata: dict[str, Any], index: int, attempt: str | None) -> bool:
-    """Tell whether bot turn ``index`` is awaited (by the dialogue's ``metadata``), by this
-    attempt when one is named: a reply to an attempt that was given up (deadline, failure)
-    and asked again is dropped."""
-    pending = metadata.get("pending")
-    if not pending or pending.get("index") != index:
-        return False
-    return attempt is None or pending.get("since") == attempt
 
 
 def ssa_message_send(
@@ -189,7 +179,7 @@ def bot_turn_run(*, dialogue_id: int, index: int, attempt: str | None = None) ->
         .values_list("text", "dialogue__metadata")
     )
     metadata = rows[-1][1] if rows else {}
-    if not _awaited(metadata, index, attempt):
+    if not reply_awaited(metadata, index, attempt):
         return {"stored": False, "reason": "not awaited"}
     seat_id = int(metadata["seat"])
     turns = [text for text, _ in rows]
@@ -251,7 +241,7 @@ def bot_turn_store(
     with transaction.atomic():
         dialogue = dialogue_lock(dialogue_id, with_campaign=True)
         assert dialogue.campaign is not None  # a live chat's dialogue is a campaign's
-        if not _awaited(dialogue.metadata, index, attempt):
+        if not reply_awaited(dialogue.metadata, index, attempt):
             return False
         utterance_add(
             dialogue=dialogue,
@@ -286,7 +276,7 @@ def bot_turn_fail(
     still awaited."""
     with transaction.atomic():
         dialogue = dialogue_lock(dialogue_id)
-        if not _awaited(dialogue.metadata, index, attempt):
+        if not reply_awaited(dialogue.metadata, index, attempt):
             return False
         failed = {"index": index, "error": error[:500], "reason": reason}
         dialogue_update(dialogue, metadata={"pending": None, "failed": failed}, flag=reason)

@@ -216,8 +216,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self._state(bot=event.get("bot"))
 
     async def chat_partial(self, event: dict[str, Any]) -> None:
-        """Relay a bot reply's text so far (streamed; shown, not stored, labels stay shut)."""
+        """Relay a bot reply's text so far (streamed; shown, not stored, labels stay shut);
+        an arena's partial says its ``side``."""
         frame = {k: event.get(k) for k in ("index", "seq", "text", "emitted")}
+        if "side" in event:
+            frame["side"] = event["side"]
         await self._send({"type": "partial", **frame})
 
     async def chat_replaced(self, event: dict[str, Any]) -> None:

@@ -44,10 +44,16 @@ STAGE_MESSAGES = {
 }
 
 
-ARENA_FAILED = gettext_lazy(
-    "One of the chatbots stopped answering, so this conversation ended early. It will not be "
-    "counted, and you will be paid as the study's policy says."
-)
+# An arena's end: one conversation, voted or not counted.
+ARENA_MESSAGES = {
+    ChatSeat.Stage.FAILED: gettext_lazy(
+        "One of the chatbots stopped answering, so this conversation ended early. It will not "
+        "be counted, and you will be paid as the study's policy says."
+    ),
+    ChatSeat.Stage.DONE: gettext_lazy(
+        "You finished the conversation; your votes are saved. Thank you!"
+    ),
+}
 
 
 # When a chat ended during or just after an outage of ours (``ended_reason`` "outage").
@@ -83,8 +89,8 @@ def chat_state(*, seat_id: int, now: datetime | None = None) -> dict[str, Any]:
         state.update(_ed_state(seat, parameters, now))
     elif protocol.chat_mode == "side_by_side":
         state.update(arena_state(seat, parameters))
-        if seat.stage == ChatSeat.Stage.FAILED:
-            state["message"] = str(ARENA_FAILED)
+        if seat.stage in ARENA_MESSAGES:
+            state["message"] = str(ARENA_MESSAGES[seat.stage])
     else:
         state.update(_ssa_state(seat, parameters))
     return state

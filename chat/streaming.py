@@ -4,6 +4,7 @@ grows (interactive SSA's bot turns, the arena's two sides); the caller stores th
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from chat.notify import seat_partial
 from modelhub.backends import Reply
@@ -42,3 +43,13 @@ def reply_streamed(
     if reply is None:
         raise RuntimeError("the model's stream ended without its reply")
     return reply, round(max(first_ms, 0.0), 3)
+
+
+def reply_awaited(metadata: dict[str, Any], index: int, attempt: str | None) -> bool:
+    """Tell whether the model's turn ``index`` is awaited (by the dialogue's ``metadata``), by
+    this attempt when one is named: a reply to an attempt that was given up (deadline,
+    failure) and asked again is dropped."""
+    pending = metadata.get("pending")
+    if not pending or pending.get("index") != index:
+        return False
+    return attempt is None or pending.get("since") == attempt

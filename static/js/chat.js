@@ -161,7 +161,10 @@
 
   function receive(frame) {
     if (frame.type === "state") { render(frame); return; }
-    if (frame.type === "partial" && frame.side) {
+    if (frame.type === "partial" && (frame.side || app.dataset.chat === "side_by_side")) {
+      // An arena's partial goes to its side's pane; one that names no side has no place
+      // (never in the single-bot box below the panes).
+      if (!frame.side) { return; }
       var known = sidePartials[frame.side];
       if (!known || frame.index !== known.index || frame.seq > known.seq) {
         sidePartials[frame.side] = frame;
@@ -447,6 +450,15 @@
     var box2 = $("message-text");
     if (!s.your_turn && document.activeElement === box2) { refocus = true; }
     box2.disabled = !s.your_turn;
+    // A vote that is the only thing left to do takes the focus the disabled box lost (a
+    // keyboard would otherwise start from nowhere), unless the worker has since moved.
+    if (opened && !s.your_turn) {
+      var lost = document.activeElement;
+      if (!lost || lost === document.body || lost.disabled || lost.closest("[hidden]")) {
+        var first = voteForm.querySelector('input[name="winner"]');
+        if (first) { first.focus({ preventScroll: true }); }
+      }
+    }
     $("turn-note").textContent = t(s.your_turn ? "your_message" : (s.pending ? "wait_both" :
       (asking ? "vote_first" : "arena_last")));
     $("message-count").textContent = t("arena_count", { turns: s.turns, least: s.min_turns,

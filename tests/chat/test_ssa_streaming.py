@@ -130,3 +130,42 @@ def test_a_stream_that_breaks_stores_nothing_and_the_worker_may_ask_again(server
     assert [u["role"] for u in failed["utterances"]] == ["bot", "user"]  # nothing half-stored
     assert retried["utterances"][-1]["text"] == "reply 0 to Tell me about your weekend."
     assert Utterance.objects.filter(speaker="bot").count() == 2  # "Hi!" and the whole reply
+
+
+def test_an_arena_s_two_replies_stream_to_their_own_panes(server):
+    from annotation.services import campaign_create, campaign_set_status
+
+    for name in ("streamer-a", "streamer-b"):
+        endpoint_register(
+            name=name,
+            backend="openai_http",
+            config={"base_url": server.url, "model": "tiny-chat", "max_retries": 0},
+        )
+    campaign = campaign_create(
+        slug="arena-stream",
+        name="Arena",
+        protocol="arena",
+        parameters={"models": ["streamer-a", "streamer-b"], "heartbeat_s": 1},
+        controls={"open_links": True},
+    )
+    path = ws_path(campaign_set_status(campaign=campaign, status="live"), "ann")
+
+    async def scenario():
+        client = Client(path)
+        await client.connect()
+        await client.send(type="message", client_id="m1", text="Tell me about your weekend.")
+        frames, stored = [], set()
+        while stored != {"a", "b"}:  # each side's stored reply is told with its side
+            frames.append(await client.receive(timeout=10))
+            if frames[-1]["type"] == "state" and frames[-1].get("bot"):
+                stored.add(frames[-1]["bot"]["side"])
+        await client.close()
+        return frames
+
+    frames = async_to_sync(scenario)()
+    replies = [s["utterances"][-1]["text"] for s in frames[-1]["sides"]]
+    assert replies == ["reply 0 to Tell me about your weekend."] * 2  # each side's first reply
+    partials = [f for f in frames if f["type"] == "partial"]
+    for side, reply in zip("ab", replies, strict=True):
+        texts = [f["text"] for f in partials if f["side"] == side]
+        assert len(texts) >= 3 and reply.startswith(texts[-1]), (side, texts)

@@ -52,7 +52,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "model_a": ("Model A", "The first model of the pair."),
     "model_b": ("Model B", "The second model of the pair."),
     # model replies cut at their length limit (annotation/model_replies.py)
-    "replies": ("Replies", "The model's replies the campaign's items show."),
+    "replies": ("Replies", "The model's replies the campaign's items or conversations show."),
     "truncated": (
         "Truncated",
         "Replies cut at the model's max_new_tokens (finish reason 'length'): rated as shown, "
@@ -98,6 +98,26 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "neither_rate": ("Neither rate", "Share of comparisons where neither was good."),
     "rank": ("Rank", "Position in the Bradley–Terry ranking."),
     "strength": ("Strength", "Bradley–Terry strength (log scale; higher wins more)."),
+    # the arena's style control and operations (annotation/protocols/arena/report.py)
+    "strength_style": (
+        "Length-controlled strength",
+        "Bradley–Terry strength with the replies' length and Markdown as covariates: what the "
+        "model wins beyond what its style wins it.",
+    ),
+    "rank_style": ("Length-controlled rank", "Position in the length-controlled ranking."),
+    "feature": ("Feature", "A style difference between the two replies: length or Markdown."),
+    "coefficient": (
+        "Coefficient",
+        "Change in the log-odds of winning per standard deviation of the feature's difference.",
+    ),
+    "scale": ("Scale", "That standard deviation (a coefficient per unit is coefficient ÷ scale)."),
+    "failed": (
+        "Failed",
+        "Conversations ended early because this model failed (an error, or a reply past the "
+        "deadline): the worker was paid, the votes not counted.",
+    ),
+    "reply_ms_mean": ("Mean reply ms", "Mean time the model took per reply, in milliseconds."),
+    "cut_replies": ("Cut replies", "Replies cut at the model's length limit."),
     # agreement
     "level": ("Level", "Measurement level of the ratings (nominal, ordinal, interval)."),
     "alpha": ("Krippendorff's α", "Agreement beyond chance: 1 perfect, 0 chance level."),

@@ -302,6 +302,20 @@ def report_judgments(campaign: Campaign) -> int | None:
     return None if value is None else int(value)
 
 
+# A report job queued or running for longer than this is not waited for (its worker died).
+REPORT_PENDING_FOR = timedelta(minutes=10)
+
+
+def report_pending(campaign: Campaign) -> bool:
+    """Whether a report build of the campaign is queued or running (recently started)."""
+    return Job.objects.filter(
+        campaign=campaign,
+        kind=Job.Kind.REPORT,
+        status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
+        created_at__gte=timezone.now() - REPORT_PENDING_FOR,
+    ).exists()
+
+
 def jobs_recent(campaign: Campaign, *, limit: int = 10) -> list[Job]:
     """Return the campaign's latest jobs, newest first (the page's job list)."""
     return list(Job.objects.filter(campaign=campaign).select_related("campaign")[:limit])

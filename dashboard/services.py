@@ -37,6 +37,7 @@ from dashboard.job_builds import export_build, report_build, table_records
 from dashboard.judges import judges_report_build
 from dashboard.models import Job
 from dashboard.money import money_text, provider_currency
+from dashboard.selectors import report_pending
 from evalsite.celery import task_send
 from evalsite.errors import AnnotationError, InvalidParameters, NotFound
 from evalstats.aggregation import AGGREGATES
@@ -123,27 +124,22 @@ def _has_dialogues(campaign: Campaign) -> bool:
 REPORT_MIN_INTERVAL = timedelta(minutes=1)
 
 
-def report_refresh_due(campaign: Campaign, snapshot: Job | None, judgments: int) -> bool:
-    """Whether the page should queue a new report: judgments arrived and none is pending.
+def report_refresh_due(
+    campaign: Campaign, *, built_from: int | None, built_at: datetime | None, judgments: int
+) -> bool:
+    """Whether a page should queue a new report: judgments arrived since the snapshot built
+    from ``built_from`` judgments at ``built_at`` (None: no snapshot), none is pending, and
+    the snapshot is at least ``REPORT_MIN_INTERVAL`` old.
 
     Only with a broker: without one a report would be built inside the page request.
     """
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return False
-    if snapshot is not None and snapshot.result.get("judgments") == judgments:
+    if built_from == judgments:
         return False
-    if (
-        snapshot is not None
-        and snapshot.finished_at is not None
-        and timezone.now() - snapshot.finished_at < REPORT_MIN_INTERVAL
-    ):
+    if built_at is not None and timezone.now() - built_at < REPORT_MIN_INTERVAL:
         return False
-    return not Job.objects.filter(
-        campaign=campaign,
-        kind=Job.Kind.REPORT,
-        status__in=[Job.Status.QUEUED, Job.Status.RUNNING],
-        created_at__gte=timezone.now() - timedelta(minutes=10),
-    ).exists()
+    return not report_pending(campaign)
 
 
 def _progress(job: Job, fraction: float, message: str) -> None:

@@ -8,6 +8,12 @@ urlpatterns = [
     path("", views.campaign_list, name="campaigns"),
     path("c/<slug:slug>/", views.campaign_detail, name="campaign"),
     path("c/<slug:slug>/progress/", views.campaign_progress, name="progress"),
+    path("c/<slug:slug>/leaderboard/", views.campaign_leaderboard, name="leaderboard"),
+    path(
+        "c/<slug:slug>/leaderboard/data/",
+        views.campaign_leaderboard_data,
+        name="leaderboard_data",
+    ),
     path("c/<slug:slug>/spot-check/", views.campaign_spotcheck, name="spotcheck"),
     path("c/<slug:slug>/jobs/", views.job_create, name="job_create"),
     path("c/<slug:slug>/items/", browse.items_browse, name="items"),

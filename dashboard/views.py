@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.campaign_settings import BONUS
 from annotation.models import Campaign
 from annotation.selectors import training_summary
-from dashboard import controls, judges, review, selectors, services
+from dashboard import controls, judges, leaderboard, review, selectors, services
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.models import Job
 from dashboard.spot_checks import spot_checks
@@ -48,7 +48,11 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = campaign_for(request.user, slug)
     row = selectors.campaign_row(campaign)
     snapshot = selectors.report_latest(campaign)
-    if services.report_refresh_due(campaign, snapshot, row.judgments):
+    built_from = snapshot.result.get("judgments") if snapshot else None
+    built_at = snapshot.finished_at if snapshot else None
+    if services.report_refresh_due(
+        campaign, built_from=built_from, built_at=built_at, judgments=row.judgments
+    ):
         services.job_start(campaign=campaign, kind=Job.Kind.REPORT, user=request.user)
     code = request.GET.get("code", "").strip()[:64]
     context = {
@@ -69,6 +73,7 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "status_actions": controls.status_actions(campaign),
         "code": code,
         "training": training_summary(campaign),
+        "leaderboard": leaderboard.leaderboard_available(campaign),
     }
     if code:
         context["code_matches"] = selectors.completion_lookup(campaign, code)
@@ -83,6 +88,47 @@ def campaign_progress(request: HttpRequest, slug: str) -> JsonResponse:
     data = selectors.campaign_row(campaign).as_json()
     data["report_judgments"] = selectors.report_judgments(campaign)
     return JsonResponse(data)
+
+
+def _leaderboard(request: HttpRequest, slug: str) -> tuple[Campaign, leaderboard.Leaderboard]:
+    """Return the campaign (404 unless it is the user's and has battles) and its leaderboard;
+    queue a new report when votes arrived since the snapshot (with a broker)."""
+    campaign = campaign_for(request.user, slug)
+    if not leaderboard.leaderboard_available(campaign):
+        raise Http404("This campaign's protocol has no leaderboard.")
+    snapshot = leaderboard.leaderboard_snapshot(campaign)
+    judgments = leaderboard.judgments_now(campaign)
+    if services.report_refresh_due(
+        campaign,
+        built_from=snapshot.judgments if snapshot else None,
+        built_at=snapshot.finished_at if snapshot else None,
+        judgments=judgments,
+    ):
+        services.job_start(campaign=campaign, kind=Job.Kind.REPORT, user=request.user)
+    building = selectors.report_pending(campaign)
+    return campaign, leaderboard.leaderboard_of(snapshot, judgments=judgments, building=building)
+
+
+@require_GET
+@staff_required
+def campaign_leaderboard(request: HttpRequest, slug: str) -> HttpResponse:
+    """The leaderboard of a campaign whose votes are battles (the arena), from its report
+    snapshot; while the campaign is live it polls ``campaign_leaderboard_data``."""
+    campaign, board = _leaderboard(request, slug)
+    context = {
+        "campaign": campaign,
+        "board": board,
+        "live": campaign.status == Campaign.Status.LIVE,
+    }
+    return render(request, "dashboard/leaderboard.html", context)
+
+
+@require_GET
+@staff_required
+def campaign_leaderboard_data(request: HttpRequest, slug: str) -> JsonResponse:
+    """The leaderboard page's poll: the snapshot's id and time, and its tables as records."""
+    campaign, board = _leaderboard(request, slug)
+    return JsonResponse(leaderboard.leaderboard_json(campaign, board))
 
 
 @require_GET
@@ -113,6 +159,8 @@ def job_create(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, str(exc))
     else:
         messages.info(request, f"Started {job.get_kind_display().lower()} job #{job.pk}.")
+    if request.POST.get("back") == "leaderboard" and leaderboard.leaderboard_available(campaign):
+        return redirect("dashboard:leaderboard", slug=campaign.slug)
     return redirect(reverse("dashboard:campaign", args=[campaign.slug]) + "#jobs")
 
 

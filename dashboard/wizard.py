@@ -194,6 +194,7 @@ def wizard_start(request: HttpRequest) -> HttpResponse:
         "start",
         form=form,
         cards=drafts.protocol_cards(),
+        registered=drafts.models_registered(),
         drafts=campaigns_visible(request.user).filter(status=Campaign.Status.DRAFT),
     )
     return render(request, "dashboard/wizard_start.html", context, status=status)
@@ -236,13 +237,14 @@ def wizard_settings(request: HttpRequest, slug: str) -> HttpResponse:
             values = {k: data[k] for k in drafts.SETTINGS}
             study = {k: data[k] for k in STUDY_FIELDS}
             try:
-                drafts.draft_settings_update(
+                saved = drafts.draft_settings_update(
                     campaign=campaign, parameters=data["parameters"], values=values, study=study
                 )
             except AnnotationError as exc:
                 _refused(request, exc)
             else:
                 messages.success(request, "Settings saved.")
+                _models_warn(request, saved)
                 return redirect("dashboard:wizard_items", campaign.slug)
         else:
             _form_errors(request, form)
@@ -251,9 +253,23 @@ def wizard_settings(request: HttpRequest, slug: str) -> HttpResponse:
     default = instructions_default(campaign.protocol, protocol.default_parameters())
     texts = [form[name] for name in STUDY_FIELDS]
     context = _context(
-        campaign, "settings", form=form, card=card, study=texts, default_instructions=default
+        campaign,
+        "settings",
+        form=form,
+        card=card,
+        study=texts,
+        default_instructions=default,
+        registered=drafts.models_registered() if card.chats_with_models else [],
     )
     return render(request, "dashboard/wizard_settings.html", context, status=status)
+
+
+def _models_warn(request: HttpRequest, campaign: Campaign) -> None:
+    """Warn that models the draft chats with are not registered (going live refuses it)."""
+    missing = drafts.models_unregistered(campaign)
+    if missing:
+        needed = drafts.models_needed(registry.get(campaign.protocol), missing)
+        messages.warning(request, f"{needed} Going live needs them.")
 
 
 @require_http_methods(["GET", "POST"])
@@ -362,6 +378,7 @@ def wizard_review(request: HttpRequest, slug: str) -> HttpResponse:
         worker_url=request.build_absolute_uri(reverse("annotation:task", args=[campaign.slug])),
         plan=draft_plan(campaign),
         currency=campaign_currency(campaign),
+        unregistered=drafts.models_unregistered(campaign),
     )
     return render(request, "dashboard/wizard_review.html", context)
 

@@ -11,6 +11,7 @@ from typing import Any
 from annotation.models import Campaign
 from annotation.protocols import LiveChat, Protocol, ResponseItems, registry
 from evalsite.errors import InvalidParameters
+from modelhub.models import ModelEndpoint
 
 # The campaign settings the wizard asks for besides the protocol's parameters.
 SETTINGS = (
@@ -67,6 +68,7 @@ class ProtocolCard:
     parameters: tuple[Explained, ...]
     settings: tuple[Explained, ...]
     incomplete: str = ""  # what the defaults lack, if they cannot be used as they are
+    chats_with_models: bool = False  # its ``models`` parameter names registered models
 
 
 def protocol_needs_items(protocol: Protocol) -> bool:
@@ -80,6 +82,38 @@ def protocol_needs_items(protocol: Protocol) -> bool:
 def protocol_builds_items(protocol: Protocol) -> bool:
     """Tell whether the protocol turns contexts and model responses into items."""
     return isinstance(protocol, ResponseItems)
+
+
+def protocol_chats_with_models(protocol: Protocol) -> bool:
+    """Tell whether workers chat with the registered models that the protocol's ``models``
+    parameter names (interactive SSA, the arena): each must be a ``ModelEndpoint``."""
+    return isinstance(protocol, LiveChat) and "models" in protocol.default_parameters()
+
+
+def models_registered() -> list[tuple[str, str]]:
+    """Return every registered model's name and backend, by name."""
+    return list(ModelEndpoint.objects.order_by("name").values_list("name", "backend"))
+
+
+def models_unregistered(campaign: Campaign) -> list[str]:
+    """Return the models the campaign's ``models`` parameter names that are not registered
+    (none for a protocol whose workers chat with no model)."""
+    if not protocol_chats_with_models(registry.get(campaign.protocol)):
+        return []
+    named = campaign.parameters.get("models") if isinstance(campaign.parameters, dict) else None
+    names = [str(m) for m in named] if isinstance(named, list) else []
+    known = set(ModelEndpoint.objects.filter(name__in=names).values_list("name", flat=True))
+    return [name for name in names if name not in known]
+
+
+def models_needed(protocol: Protocol, missing: list[str]) -> str:
+    """Say which named models are not registered and what the protocol needs of them."""
+    needs = protocol.parameter_help.get("models", "")
+    return (
+        f"Not registered: {', '.join(missing)}. {needs} Register a model with "
+        "`manage.py register_model` (docs/modelhub.md), or name registered ones in the "
+        "settings' parameters."
+    ).replace("  ", " ")
 
 
 def _summary(protocol: Protocol) -> str:
@@ -132,6 +166,7 @@ def protocol_card(name: str) -> ProtocolCard:
         ),
         settings=tuple(Explained(key, defaults[key], setting_help(key)) for key in SETTINGS),
         incomplete=incomplete,
+        chats_with_models=protocol_chats_with_models(protocol),
     )
 
 

@@ -9,7 +9,7 @@ from django.db import transaction
 from annotation.models import Campaign
 from annotation.protocols import registry
 from annotation.services import campaign_set_status
-from dashboard.drafts.cards import protocol_needs_items
+from dashboard.drafts.cards import models_needed, models_unregistered, protocol_needs_items
 from dashboard.drafts.draft import draft_check
 from dashboard.drafts.store import draft_locked
 from dashboard.money import provider_currency
@@ -59,13 +59,17 @@ def draft_estimates(campaign: Campaign) -> list[Estimate]:
 def draft_go_live(*, campaign: Campaign, actor: str) -> Campaign:
     """Publish the draft on the local provider within its budget and set it live.
 
-    A live chat campaign has no items to publish: it goes live and workers arrive by its link.
+    A live chat campaign has no items to publish: it goes live and workers arrive by its link,
+    once every model it chats with is registered (an unregistered one would never be drawn).
     Holds the draft's lock, so no upload can start waiting meanwhile; the wizard's draft row
     goes with the launch.
     """
     draft_check(campaign)
     protocol = registry.get(campaign.protocol)
     if not protocol_needs_items(protocol):
+        missing = models_unregistered(campaign)
+        if missing:
+            raise NotAllowed(models_needed(protocol, missing))
         return campaign_set_status(campaign=campaign, status=Campaign.Status.LIVE)
     with transaction.atomic():
         draft = draft_locked(campaign)

@@ -23,6 +23,24 @@
       if (stale) { stale.hidden = d.report_judgments === d.judgments; }
     });
   }
+  // The leaderboard of a live campaign: reload when a newer report snapshot is ready (its
+  // figures are files of that snapshot); stop once the campaign is no longer live.
+  var board = document.querySelector("[data-leaderboard-url]");
+  if (board && board.dataset.live === "1") {
+    poll(board.dataset.leaderboardUrl, 10000, function (d) {
+      if (String(d.snapshot === null ? "" : d.snapshot) !== board.dataset.snapshot) {
+        window.location.reload();
+        return false;
+      }
+      var stale = document.getElementById("stale");
+      if (stale) { stale.hidden = !d.stale; }
+      var building = board.querySelector("[data-field=building]");
+      if (building) { building.hidden = !d.building; }
+      var checked = board.querySelector("[data-field=checked]");
+      if (checked) { checked.textContent = d.checked_at.replace("T", " ").slice(0, 19); }
+      return d.live;
+    });
+  }
   document.querySelectorAll("[data-job-url]").forEach(function (row) {
     if (row.dataset.finished === "1") { return; }
     poll(row.dataset.jobUrl, 1000, function (job) {

@@ -43,12 +43,20 @@ PAYLOADS: dict[str, Any] = {
 CHAT_PARAMETERS: dict[str, dict[str, Any]] = {
     "empathetic_chat": {"heartbeat_s": 1, "lobby_timeout_s": 30},
     "ssa_interactive": {"models": ["generic-bot"], "heartbeat_s": 1},
+    "arena": {"models": ["generic-bot", "generic-bot-2"], "heartbeat_s": 1},
+}
+# The registered models a draft of each live chat protocol must name (an arena draws two).
+DRAFT_MODELS: dict[str, dict[str, Any]] = {
+    name: {"models": parameters["models"]}
+    for name, parameters in CHAT_PARAMETERS.items()
+    if "models" in parameters
 }
 
 
 def studies_create() -> dict[str, Campaign]:
     """Return a live campaign of every registered protocol, by protocol name."""
-    endpoint_register(name="generic-bot", backend="generic_bot")
+    for name in ("generic-bot", "generic-bot-2"):
+        endpoint_register(name=name, backend="generic_bot")
     campaigns = {}
     for protocol in registry.all():
         chat = isinstance(protocol, LiveChat)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from chat import bot, empathetic
+from chat import arena, bot, empathetic
 from chat.frames import FRAME_FIELDS, frame_parse
 from chat.models import ChatSeat
 from chat.modes import frame_handle
@@ -55,7 +55,15 @@ def seats(db) -> dict[str, int]:
     )
     labeled.refresh_from_db()
     bot.bot_turn_run(dialogue_id=labeled.dialogue_id, index=sent.index + 1)
-    return {"ed-writing": writing.pk, "ed-chatting": first.pk, "ssa": labeled.pk}
+    # An arena seat whose first exchange awaits its vote.
+    voting = _seat(studies["arena"], "arena-a")
+    arena.arena_message_send(seat_id=voting.pk, client_id="c1", text="Hello!", signals={})
+    return {
+        "ed-writing": writing.pk,
+        "ed-chatting": first.pk,
+        "ssa": labeled.pk,
+        "arena": voting.pk,
+    }
 
 
 def _field_value(name: str) -> st.SearchStrategy[Any]:
@@ -73,6 +81,9 @@ def _field_value(name: str) -> st.SearchStrategy[Any]:
         "sensible": st.sampled_from(["yes", "no", "maybe"]),
         "specific": st.sampled_from(["yes", "no", "maybe"]),
         "role": st.sampled_from(["speaker", "listener", "bot", "human"]),
+        "turn": st.integers(min_value=-2, max_value=4),
+        "winner": st.sampled_from(["a", "b", "tie", "both_bad", "c"]),
+        "reason": st.sampled_from(["", "clearer", "x" * 2001]),
     }.get(name, st.nothing())
     return st.one_of(plausible, plausible, plausible, hostile_text, json_values)
 
@@ -98,7 +109,9 @@ def frames(draw) -> str:
 
 
 @bounded(200)
-@given(seat=st.sampled_from(["ed-writing", "ed-chatting", "ssa"]), text=frames())
+@given(seat=st.sampled_from(["ed-writing", "ed-chatting", "ssa", "arena"]), text=frames())
+@example(seat="arena", text='{"type": "vote", "turn": 1, "winner": "a", "reason": "clear"}')
+@example(seat="arena", text='{"type": "vote", "turn": 1, "winner": ["a"], "reason": 7}')
 @example(seat="ssa", text='{"type": "message", "client_id": "c9", "text": "\\ud800"}')
 @example(seat="ed-chatting", text=nested(5000, "{", "}"))
 @example(seat="ssa", text='{"type": "label", "index": 2, "sensible": ["yes"], "specific": {}}')

@@ -30,6 +30,7 @@ from tests.fuzz.strategies import (
     nested,
     valid_utf8,
 )
+from tests.fuzz.studies import DRAFT_MODELS
 
 PROTOCOLS = sorted(p.name for p in registry.all())
 _drafts = itertools.count()
@@ -44,7 +45,8 @@ def ada(client, db, settings, tmp_path):
     campaign = CampaignFactory(owner=user, items_per_assignment=2, budget="50.00")
     ItemFactory.create_batch(4, campaign=campaign)
     crowd_run(campaign=campaign, workers=crowd_make(good=2, noisy=1, spammer=0), seed=3)
-    endpoint_register(name="generic-bot", backend="generic_bot")
+    for name in ("generic-bot", "generic-bot-2"):
+        endpoint_register(name=name, backend="generic_bot")
     return client, user, campaign
 
 
@@ -103,9 +105,12 @@ def test_the_wizard_s_first_step_takes_any_form(ada, protocol, name, slug, param
 )
 def test_the_wizard_s_settings_take_any_values(ada, protocol, values, parameters):
     client, user, _ = ada
-    models = {"models": ["generic-bot"]} if protocol == "ssa_interactive" else {}
     campaign = drafts.draft_create(
-        protocol=protocol, slug=f"draft-{next(_drafts)}", name="d", owner=user, parameters=models
+        protocol=protocol,
+        slug=f"draft-{next(_drafts)}",
+        name="d",
+        owner=user,
+        parameters=DRAFT_MODELS.get(protocol, {}),
     )
     data = {name: getattr(campaign, name) or "" for name in drafts.SETTINGS}
     data = {k: str(v) for k, v in data.items()} | values | {"parameters": parameters}
@@ -162,9 +167,12 @@ uploads = st.one_of(
 )
 def test_the_wizard_s_items_step_takes_any_upload(ada, protocol, files, names, models, max_turns):
     client, user, _ = ada
-    extra = {"models": ["generic-bot"]} if protocol == "ssa_interactive" else {}
     campaign = drafts.draft_create(
-        protocol=protocol, slug=f"draft-{next(_drafts)}", name="d", owner=user, parameters=extra
+        protocol=protocol,
+        slug=f"draft-{next(_drafts)}",
+        name="d",
+        owner=user,
+        parameters=DRAFT_MODELS.get(protocol, {}),
     )
     data: dict = {"models": [valid_utf8(m) for m in models], "max_turns": valid_utf8(max_turns)}
     for field, content in files.items():

@@ -16,7 +16,7 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from annotation.models import Assignment, Campaign, Judgment, Lease, Worker
-from annotation.protocols import registry
+from annotation.protocols import LiveChat, registry
 from tests.fuzz.strategies import (
     bounded,
     hostile_text,
@@ -28,7 +28,8 @@ from tests.fuzz.strategies import (
 from tests.fuzz.studies import answer_values, studies_create, worker_query
 
 PROTOCOLS = sorted(p.name for p in registry.all())
-STATIC = sorted(p for p in PROTOCOLS if p not in ("empathetic_chat", "ssa_interactive"))
+# Protocols with item pages (a live chat has none: its frames are fuzzed in test_chat_frames).
+STATIC = sorted(p.name for p in registry.all() if not isinstance(p, LiveChat))
 ARRIVAL_KEYS = [
     "workerId",
     "assignmentId",

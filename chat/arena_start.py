@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from annotation.models import Assignment, Campaign, Judgment, Worker
 from annotation.services.dialogues import dialogue_start, dialogue_update
@@ -54,18 +54,23 @@ def vote_matrices(campaign: Campaign, models: list[str]) -> tuple[np.ndarray, np
     index = {m: i for i, m in enumerate(models)}
     k = len(models)
     wins, votes = np.zeros((k, k)), np.zeros((k, k))
-    rows = Judgment.objects.filter(item__campaign=campaign, question="winner").values_list(
-        "value", "item__payload__model_a", "item__payload__model_b"
+    # Counted in the database, per vote and ordered pair: a few rows per pair however many
+    # votes there are (this runs at every arrival, under the campaign's lock).
+    rows = (
+        Judgment.objects.filter(item__campaign=campaign, question="winner")
+        .values_list("value", "item__payload__model_a", "item__payload__model_b")
+        .order_by()
+        .annotate(n=Count("pk"))
     )
-    for value, a, b in rows:
+    for value, a, b, n in rows:
         if a not in index or b not in index:
             continue
         i, j = index[a], index[b]
-        votes[i, j] += 1
-        votes[j, i] += 1
+        votes[i, j] += n
+        votes[j, i] += n
         if value in _SCORE:
-            wins[i, j] += _SCORE[value]
-            wins[j, i] += 1.0 - _SCORE[value]
+            wins[i, j] += n * _SCORE[value]
+            wins[j, i] += n * (1.0 - _SCORE[value])
     return wins, votes
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.utils import timezone
@@ -15,7 +17,7 @@ from annotation.protocols import registry
 from annotation.selectors import campaign_report
 from annotation.services import WITHDRAWN, campaign_create, campaign_set_status, worker_forget
 from chat import arena, arena_votes
-from chat.arena_start import pair_counts, pair_next
+from chat.arena_start import pair_counts, pair_next, vote_matrices
 from chat.frames import OutOfTurn
 from chat.models import ChatSeat
 from chat.seats import chat_arrive
@@ -249,3 +251,36 @@ def test_forgetting_a_worker_erases_their_arena_texts_everywhere(bots):
     for text in ("secret", "plan", "understood"):
         assert text not in everything, text
     assert WITHDRAWN in everything
+
+
+def test_adaptive_draws_read_the_votes_per_pair_and_steer_to_the_uncertain_pair(bots):
+
+    campaign = arena_campaign(allocation="adaptive", adaptive_min_per_pair=0, min_exposure=0)
+    # bot-x beats bot-y every time; bot-y and bot-z tie: x~y is decided, y~z is not.
+    for n, (pair, winners) in enumerate(
+        [(("bot-x", "bot-y"), "aaaa"), (("bot-y", "bot-z"), "ab"), (("bot-x", "bot-z"), "a")]
+    ):
+        with mock.patch("chat.seats.pair_next", return_value=pair):
+            seat = _arrive(campaign, worker=f"v{n}")
+        for turn, winner in enumerate(winners, start=1):
+            _exchange(seat, turn)
+            _vote(seat, turn, winner)
+        arena_votes.arena_end(seat_id=seat.pk, now=timezone.now() + timedelta(seconds=90))
+    wins, votes = vote_matrices(campaign, MODELS)
+    assert votes.tolist() == [[0, 4, 1], [4, 0, 2], [1, 2, 0]]
+    assert wins[0, 1] == 4 and wins[1, 2] == 1 and wins[2, 1] == 1
+    parameters = registry.get("arena").clean_parameters(campaign.parameters)
+    drawn = Counter(
+        frozenset(
+            pair_next(
+                campaign=campaign,
+                parameters=parameters,
+                models=MODELS,
+                worker=ChatSeat.objects.first().worker,
+                rng=random.Random(seed),
+            )
+            or ()
+        )
+        for seed in range(200)
+    )
+    assert drawn[frozenset(("bot-y", "bot-z"))] > drawn[frozenset(("bot-x", "bot-y"))]

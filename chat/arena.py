@@ -18,6 +18,7 @@ vote to the ranking (``arena_fail``: both sides partial, the worker paid).
 from __future__ import annotations
 
 import logging
+import random
 import time
 from datetime import datetime, timedelta
 from typing import Any
@@ -45,7 +46,8 @@ from evalsite.celery import task_send
 from modelhub.models import ModelEndpoint
 
 logger = logging.getLogger(__name__)
-SIDES = ("a", "b")
+# The signal that marks an answer as an attention check, not a model's reply.
+ATTENTION = "attention"
 
 
 # --- the conversation's state --------------------------------------------------------------
@@ -148,12 +150,46 @@ def arena_message_send(
                 client_id=client_id,
             )
             since = now.isoformat()
+            checked = _attention_side(parameters, side_a, side_b)
             for side in (side_a, side_b):
+                if side is checked:
+                    attention_add(side, sent.index + 1, parameters)
+                    continue
                 dialogue_update(
                     side, metadata={"pending": {"index": sent.index + 1, "since": since}}
                 )
                 _reply_enqueue(side.pk, sent.index + 1, since)
     return sent
+
+
+def _attention_side(
+    parameters: dict[str, Any], side_a: Dialogue, side_b: Dialogue
+) -> Dialogue | None:
+    """Return the side whose answer to this message is an attention check (drawn at the
+    study's ``attention_rate``), or None."""
+    if random.random() >= parameters["attention_rate"]:
+        return None
+    return random.choice((side_a, side_b))
+
+
+def attention_add(side: Dialogue, index: int, parameters: dict[str, Any]) -> None:
+    """Store an attention check as the side's answer ``index``: no model writes it, and the
+    side's model never sees that exchange (``model_turns``)."""
+    label = side.metadata["side"].upper()
+    text = gettext(parameters["attention_text"]) % {"side": label}
+    utterance_add(dialogue=side, index=index, speaker="bot", text=text, signals={ATTENTION: True})
+
+
+def model_turns(rows: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    """Return the texts a side's model is given from its turns (text, speaker, signals),
+    oldest first: an exchange answered by an attention check is left out whole."""
+    turns: list[str] = []
+    for text, speaker, signals in rows:
+        if speaker == "bot" and (signals or {}).get(ATTENTION):
+            turns.pop()  # the worker's message this check answered
+            continue
+        turns.append(text)
+    return turns
 
 
 def _reply_enqueue(dialogue_id: int, index: int, attempt: str) -> None:
@@ -175,13 +211,13 @@ def arena_reply_run(*, dialogue_id: int, index: int, attempt: str | None = None)
     rows = list(
         Utterance.objects.filter(dialogue_id=dialogue_id, index__lt=index)
         .order_by("index")
-        .values_list("text", "dialogue__metadata")
+        .values_list("text", "speaker", "signals", "dialogue__metadata")
     )
-    metadata = rows[-1][1] if rows else {}
+    metadata = rows[-1][3] if rows else {}
     if not reply_awaited(metadata, index, attempt):
         return {"stored": False, "reason": "not awaited"}
     seat_id, side = int(metadata["seat"]), str(metadata["side"])
-    turns = [text for text, _ in rows]
+    turns = model_turns([row[:3] for row in rows])
     started = time.perf_counter()
     try:
         endpoint = ModelEndpoint.objects.get(name=metadata["model"])

@@ -18,7 +18,7 @@ from annotation.models import Dialogue, Item, Utterance, Worker
 from annotation.quality import answer_time_check
 from annotation.services import WITHDRAWN, items_add, judgment_label
 from annotation.services.dialogues import dialogue_set_status, dialogue_update
-from chat.arena import _locked, _turns, arena_message_send, battle, exchanges
+from chat.arena import ATTENTION, _locked, _turns, arena_message_send, battle, exchanges
 from chat.frames import Frame, Outcome, OutOfTurn, frame_unknown, message_fields, message_outcome
 from chat.models import ChatSeat
 from chat.seats import protocol_of, seat_finish, seconds_since
@@ -147,7 +147,7 @@ def _style(utterances: list[Utterance], upto: int) -> dict[str, int]:
     """Return a side's style features summed over its replies through exchange ``upto``."""
     total = dict.fromkeys(STYLE_KEYS, 0)
     for u in utterances:
-        if u.speaker == "bot" and u.index < 2 * upto:
+        if u.speaker == "bot" and u.index < 2 * upto and not u.signals.get(ATTENTION):
             for key, value in style_features(u.text).items():
                 total[key] += value
     return total
@@ -186,6 +186,14 @@ def exchange_payload(
     }
 
 
+def _attention_of(a: list[Utterance], b: list[Utterance], turn: int) -> str | None:
+    """Return the side whose answer to exchange ``turn`` was an attention check, or None."""
+    for side, turns in (("a", a), ("b", b)):
+        if any(u.index == 2 * turn - 1 and u.signals.get(ATTENTION) for u in turns):
+            return side
+    return None
+
+
 def _complete(seat: ChatSeat, side_a: Dialogue, side_b: Dialogue, now: datetime) -> None:
     """Turn the held votes into Items and Judgments, complete both sides, reveal the models
     (when the study says so) and finish the seat (done, paid)."""
@@ -196,7 +204,11 @@ def _complete(seat: ChatSeat, side_a: Dialogue, side_b: Dialogue, now: datetime)
         turn = int(turn_key)
         key = f"{side_a.key.removesuffix('-a')}/{turn}"
         payload = exchange_payload(side_a, side_b, a, b, turn, campaign.language)
-        items_add(campaign=campaign, items=[(key, payload)])
+        checked = _attention_of(a, b, turn)
+        # An exchange answered by an attention check is that check (its text said which side
+        # to vote for): a hidden check for quality control, never a vote counted.
+        row = (key, payload) if checked is None else (key, payload, {"winner": [checked]}, True)
+        items_add(campaign=campaign, items=[row])
         item = Item.objects.get(campaign=campaign, key=key)
         shown = parse_datetime(state["replied"].get(turn_key, "")) or now
         voted = parse_datetime(vote["at"]) or now

@@ -89,8 +89,9 @@ def chat_state(*, seat_id: int, now: datetime | None = None) -> dict[str, Any]:
         state.update(_ed_state(seat, parameters, now))
     elif protocol.chat_mode == "side_by_side":
         state.update(arena_state(seat, parameters))
-        if seat.stage in ARENA_MESSAGES:
-            state["message"] = str(ARENA_MESSAGES[seat.stage])
+        ended = ARENA_MESSAGES.get(ChatSeat.Stage(seat.stage))
+        if ended is not None:
+            state["message"] = str(ended)
     else:
         state.update(_ssa_state(seat, parameters))
     return state

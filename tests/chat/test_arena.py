@@ -22,7 +22,7 @@ from chat.frames import OutOfTurn
 from chat.models import ChatSeat
 from chat.seats import chat_arrive
 from chat.snapshot import chat_state
-from evalsite.errors import Conflict, InvalidAnswer
+from evalsite.errors import Conflict, InvalidAnswer, InvalidParameters
 from modelhub.services import endpoint_register
 from providers import Arrival
 
@@ -284,3 +284,49 @@ def test_adaptive_draws_read_the_votes_per_pair_and_steer_to_the_uncertain_pair(
         for seed in range(200)
     )
     assert drawn[frozenset(("bot-y", "bot-z"))] > drawn[frozenset(("bot-x", "bot-y"))]
+
+
+def test_an_attention_check_answers_for_one_side_hidden_from_its_model_and_checked(
+    bots, monkeypatch
+):
+    from annotation.quality import gold_tallies
+    from chat.arena import ATTENTION, model_turns
+
+    campaign = arena_campaign(attention_rate=0.5, max_turns=3)
+    draws = iter([0.1, 0.9])  # the first exchange is checked, the second is not
+    monkeypatch.setattr("chat.arena.random.random", lambda: next(draws))
+    monkeypatch.setattr("chat.arena.random.choice", lambda sides: sides[1])  # side B
+    seat = _arrive(campaign)
+    sent = arena.arena_message_send(seat_id=seat.pk, client_id="c1", text="Hi", signals={})
+    side_a = Dialogue.objects.get(pk=seat.dialogue_id)
+    side_b = Dialogue.objects.get(pk=side_a.metadata["battle"]["b"])
+    check = side_b.utterances.get(index=1)
+    assert check.signals == {ATTENTION: True} and '"B is better"' in check.text
+    assert not side_b.metadata["pending"]  # no model was asked for side B
+    assert arena.arena_reply_run(dialogue_id=side_a.pk, index=sent.index + 1)["stored"]
+    state = chat_state(seat_id=seat.pk)
+    assert state["needs_vote"] == 1 and state["sides"][1]["utterances"][1]["text"] == check.text
+    _vote(seat, 1, "a")  # the check asked for B: failed
+    _exchange(seat, 2, text="Tell me a joke.")
+    # Side B's model saw only the second message: the checked exchange is left out whole.
+    rows = list(side_b.utterances.order_by("index").values_list("text", "speaker", "signals"))
+    assert model_turns(rows[:3]) == ["Tell me a joke."]
+    _vote(seat, 2, "b")
+    arena_votes.arena_end(seat_id=seat.pk, now=timezone.now() + timedelta(seconds=90))
+    checked = Item.objects.get(key=f"arena-{seat.pk}/1")
+    assert checked.attention and checked.gold == {"winner": ["b"]}
+    tally = gold_tallies(campaign)[seat.worker_id]
+    assert (tally.attention_answered, len(tally.attention_failed)) == (1, 1)
+    # The report counts the real vote only.
+    assert campaign_report(campaign).tables["pairs"]["n"].sum() == 1
+
+
+def test_attention_checks_need_a_vote_after_every_exchange():
+    protocol = registry.get("arena")
+    with pytest.raises(InvalidParameters) as refused:
+        protocol.clean_parameters({"models": MODELS, "attention_rate": 0.2, "vote": "end"})
+    assert "vote 'each'" in refused.value.fields["attention_rate"]
+    with pytest.raises(InvalidParameters) as refused:
+        protocol.clean_parameters({"models": MODELS, "attention_text": "vote now, please"})
+    assert "%(side)s" in refused.value.fields["attention_text"]
+    assert protocol.clean_parameters({"models": MODELS, "attention_rate": 0.2})

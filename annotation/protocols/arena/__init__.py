@@ -46,6 +46,7 @@ from annotation.protocols.base import (
     ALLOCATION_PARAMETER_HELP,
     ALLOCATION_PARAMETERS,
     Battles,
+    GoldChecks,
     LiveChat,
     ModelPairs,
     Question,
@@ -69,9 +70,15 @@ CHOICES: tuple[tuple[str, str], ...] = (
 # says nothing of which is better and is left out of Bradley–Terry (as A/B's "neither").
 OUTCOME = {"a": "a", "b": "b", "tie": "both", "both_bad": "neither"}
 VOTE_MODES = ("each", "end")
+# An attention check in place of one side's answer (``attention_rate``): the worker reads it
+# and votes for that side; a model never wrote it and never sees it.
+ATTENTION_TEXT = gettext_noop(
+    "Attention check: this is not a chatbot's answer. To show that you read both answers, "
+    'please vote "%(side)s is better" this time.'
+)
 
 
-class ArenaProtocol(LiveChat, ModelPairs, Simulated, Battles):
+class ArenaProtocol(LiveChat, ModelPairs, Simulated, Battles, GoldChecks):
     """Chat with two anonymous models at once and vote for the better one."""
 
     name = "arena"
@@ -111,6 +118,10 @@ class ArenaProtocol(LiveChat, ModelPairs, Simulated, Battles):
         "min_exposure": "Conversations every model gets before adaptive allocation steers.",
         "style_control": "Also rank with reply length and Markdown as covariates (the public "
         "arenas' style control).",
+        "attention_rate": "Share of exchanges (0–0.5) in which one side's answer is an attention "
+        "check instead of a model's: its text asks for a vote for that side; the vote is a "
+        "hidden attention check, never a vote counted (needs vote 'each'; 0: none).",
+        "attention_text": "The attention check's text; %(side)s is the side's label, A or B.",
         "n_boot": "Bootstrap resamples for the agreement intervals (evalsite's choice).",
         **ALLOCATION_PARAMETER_HELP,
     }
@@ -134,6 +145,8 @@ class ArenaProtocol(LiveChat, ModelPairs, Simulated, Battles):
             "max_pair_per_worker": 2,
             "min_exposure": 10,
             "style_control": True,
+            "attention_rate": 0.0,
+            "attention_text": ATTENTION_TEXT,
             "n_boot": 1000,
             **ALLOCATION_PARAMETERS,
         }

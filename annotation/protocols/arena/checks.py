@@ -54,6 +54,7 @@ def arena_parameters_check(cleaned: Mapping[str, Any]) -> dict[str, str]:
             errors[key] = "Must be true or false."
     if not errors and cleaned["min_turns"] > cleaned["max_turns"]:
         errors["min_turns"] = "Must not exceed max_turns."
+    errors.update(_attention_check(cleaned))
     hook = cleaned["moderation"]
     hooks = getattr(settings, "EVALSITE_MODERATION", {}) or {}
     if not isinstance(hook, str) or (hook and hook not in hooks):
@@ -61,6 +62,30 @@ def arena_parameters_check(cleaned: Mapping[str, Any]) -> dict[str, str]:
         errors["moderation"] = (
             f"Name a moderation hook of the site's EVALSITE_MODERATION ({known}), or '' for none."
         )
+    return errors
+
+
+def _attention_check(cleaned: Mapping[str, Any]) -> dict[str, str]:
+    """Return an error per invalid attention-check parameter."""
+    errors: dict[str, str] = {}
+    rate = cleaned["attention_rate"]
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 <= rate <= 0.5:
+        errors["attention_rate"] = "Must be a share of exchanges from 0 to 0.5."
+    elif rate and cleaned["vote"] != "each":
+        errors["attention_rate"] = (
+            "Attention checks need a vote after every exchange (vote 'each'): with one vote "
+            "at the end, a check on an earlier exchange would never be answered."
+        )
+    text = cleaned["attention_text"]
+    if not isinstance(text, str) or "%(side)s" not in text or not 10 <= len(text) <= 500:
+        errors["attention_text"] = (
+            "Give the check's text (10–500 characters) with %(side)s where the side's label goes."
+        )
+    else:
+        try:
+            text % {"side": "A"}
+        except (KeyError, ValueError, TypeError):
+            errors["attention_text"] = "Use %(side)s for the label and %% for a percent sign."
     return errors
 
 

@@ -40,7 +40,7 @@ DECLARED = {
     "ssa_interactive": {LiveChat, Simulated},
     "categorical": {GoldChecks, Simulated},
     "acute": {Simulated, ModelPairs},
-    "arena": {LiveChat, Simulated, ModelPairs, Battles},
+    "arena": {LiveChat, Simulated, ModelPairs, Battles, GoldChecks},
 }
 CAPABILITIES = (
     ResponseItems,

@@ -1,5 +1,6 @@
-"""Arena chats: the worker's message to two hidden models, their streamed replies, the
-votes, the end with the reveal, and the fair end when a model fails (docs/chat.md, "Arena").
+"""Arena chats: the worker's message to two hidden models, their streamed replies, attention
+checks, and the fair end when a model fails (docs/chat.md, "Arena"); the votes and the end
+with the reveal are ``chat.arena_votes``.
 
 A conversation is two dialogues, one per side (keys ``arena-<seat>-a`` and ``-b``; each
 side's model sees only its own), with the same worker turns. Side A's dialogue is the seat's
@@ -10,7 +11,7 @@ A's row lock (``chat.locks.seat_dialogue_lock`` or ``annotation.locks.dialogue_l
 side B's rows included.
 
 The votes become Items and Judgments only when the conversation completes
-(``_complete``), in the same transaction that reveals the models: a vote after the reveal
+(``chat.arena_votes``), in the same transaction that reveals the models: a vote after the reveal
 cannot be given (the conversation is over), and a conversation a model failed never adds a
 vote to the ranking (``arena_fail``: both sides partial, the worker paid).
 """
@@ -32,10 +33,7 @@ from annotation.locks import dialogue_lock
 from annotation.models import Dialogue, Utterance
 from annotation.services.dialogues import dialogue_set_status, dialogue_update, utterance_add
 from chat.arena_moderation import message_moderate
-from chat.frames import (
-    OutOfTurn,
-    Sent,
-)
+from chat.frames import OutOfTurn, Sent
 from chat.locks import seat_dialogue_lock
 from chat.messages import message_store
 from chat.models import ChatSeat
@@ -58,7 +56,7 @@ def battle(dialogue_a: Dialogue) -> dict[str, Any]:
     return dict(dialogue_a.metadata.get("battle") or {})
 
 
-def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue, Dialogue]:
+def arena_locked(seat_id: int) -> tuple[ChatSeat, Dialogue, Dialogue]:
     """Return the seat and both sides' dialogues, side A's row locked."""
     seat = seat_dialogue_lock(seat_id)
     if seat is None or seat.dialogue is None:
@@ -68,7 +66,8 @@ def _locked(seat_id: int) -> tuple[ChatSeat, Dialogue, Dialogue]:
     return seat, seat.dialogue, side_b
 
 
-def _turns(dialogue: Dialogue) -> list[Utterance]:
+def turns_of(dialogue: Dialogue) -> list[Utterance]:
+    """Return a side's turns, oldest first."""
     return list(dialogue.utterances.order_by("index"))
 
 
@@ -87,9 +86,9 @@ def _turn_check(
     state = battle(side_a)
     if side_a.metadata.get("pending") or side_b.metadata.get("pending"):
         raise OutOfTurn(gettext("Please wait for both answers."))
-    utterances = _turns(side_a)
+    utterances = turns_of(side_a)
     done = exchanges(utterances)
-    if done and exchanges(_turns(side_b)) != done:
+    if done and exchanges(turns_of(side_b)) != done:
         raise OutOfTurn(gettext("Please wait for both answers."))
     if parameters["vote"] == "each" and done and str(done) not in state["votes"]:
         raise OutOfTurn(gettext("Please vote on the last answers before you continue."))
@@ -121,8 +120,8 @@ def arena_message_send(
     _, parameters = protocol_of(seat.campaign)
     message_moderate(parameters["moderation"], text)
     with transaction.atomic():
-        seat, side_a, side_b = _locked(seat_id)
-        a_turns = _turns(side_a)
+        seat, side_a, side_b = arena_locked(seat_id)
+        a_turns = turns_of(side_a)
         sent = message_store(
             seat=seat,
             dialogue=side_a,

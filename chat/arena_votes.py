@@ -18,7 +18,14 @@ from annotation.models import Dialogue, Item, Utterance, Worker
 from annotation.quality import answer_time_check
 from annotation.services import WITHDRAWN, items_add, judgment_label
 from annotation.services.dialogues import dialogue_set_status, dialogue_update
-from chat.arena import ATTENTION, _locked, _turns, arena_message_send, battle, exchanges
+from chat.arena import (
+    ATTENTION,
+    arena_locked,
+    arena_message_send,
+    battle,
+    exchanges,
+    turns_of,
+)
 from chat.frames import Frame, Outcome, OutOfTurn, frame_unknown, message_fields, message_outcome
 from chat.models import ChatSeat
 from chat.seats import protocol_of, seat_finish, seconds_since
@@ -65,7 +72,7 @@ def vote_submit(
     A vote once the conversation is over (revealed, failed) is refused and stores nothing."""
     now = now or timezone.now()
     with transaction.atomic():
-        seat, side_a, side_b = _locked(seat_id)
+        seat, side_a, side_b = arena_locked(seat_id)
         protocol, parameters = protocol_of(seat.campaign)
         cleaned = protocol.clean_answers(parameters, answers)  # a bad vote is said so first
         state = battle(side_a)
@@ -78,7 +85,7 @@ def vote_submit(
             return []
         if seat.stage != ChatSeat.Stage.CHATTING:
             raise OutOfTurn(_ended_message(seat, side_a))
-        done = min(exchanges(_turns(side_a)), exchanges(_turns(side_b)))
+        done = min(exchanges(turns_of(side_a)), exchanges(turns_of(side_b)))
         if (
             side_a.metadata.get("pending")
             or side_b.metadata.get("pending")
@@ -117,7 +124,7 @@ def arena_end(*, seat_id: int, now: datetime | None = None) -> list[int]:
     of them and ``min_seconds`` spent. With ``vote: "end"`` the end is the vote itself."""
     now = now or timezone.now()
     with transaction.atomic():
-        seat, side_a, side_b = _locked(seat_id)
+        seat, side_a, side_b = arena_locked(seat_id)
         _, parameters = protocol_of(seat.campaign)
         if seat.stage != ChatSeat.Stage.CHATTING:
             raise OutOfTurn(_ended_message(seat, side_a))
@@ -126,7 +133,7 @@ def arena_end(*, seat_id: int, now: datetime | None = None) -> list[int]:
         if side_a.metadata.get("pending") or side_b.metadata.get("pending"):
             raise OutOfTurn(gettext("Please wait for both answers."))
         state = battle(side_a)
-        done = exchanges(_turns(side_a))
+        done = exchanges(turns_of(side_a))
         if any(str(t) not in state["votes"] for t in range(1, done + 1)):
             raise OutOfTurn(gettext("Please vote on the last answers first."))
         _end_check(state, parameters, done, now)
@@ -199,7 +206,7 @@ def _complete(seat: ChatSeat, side_a: Dialogue, side_b: Dialogue, now: datetime)
     (when the study says so) and finish the seat (done, paid)."""
     campaign = seat.campaign
     state = battle(side_a)
-    a, b = _turns(side_a), _turns(side_b)
+    a, b = turns_of(side_a), turns_of(side_b)
     for turn_key, vote in sorted(state["votes"].items(), key=lambda kv: int(kv[0])):
         turn = int(turn_key)
         key = f"{side_a.key.removesuffix('-a')}/{turn}"

@@ -93,9 +93,13 @@ def vote_submit(
             or not done
         ):
             raise OutOfTurn(gettext("Vote on the two answers to your last message."))
-        final = parameters["vote"] == "end" or done >= parameters["max_turns"]
         if parameters["vote"] == "end":
             _end_check(state, parameters, done, now)
+        # The one vote ("end"), or the last exchange's when the conversation may end now
+        # (else the worker ends it once ``min_seconds`` have passed).
+        final = parameters["vote"] == "end" or (
+            done >= parameters["max_turns"] and not _end_refusal(state, parameters, done, now)
+        )
         shown = parse_datetime(state["replied"].get(str(turn), "")) or now
         answer_time_check(campaign=seat.campaign, spent_ms=int(seconds_since(shown, now) * 1000))
         state["votes"] = {**state["votes"], str(turn): {**cleaned, "at": now.isoformat()}}
@@ -105,18 +109,28 @@ def vote_submit(
     return [seat_id]
 
 
+def _end_refusal(
+    state: Mapping[str, Any], parameters: Mapping[str, Any], done: int, now: datetime
+) -> str:
+    """Return why the conversation may not end yet (before ``min_turns`` exchanges or
+    ``min_seconds``), or "" when it may."""
+    if done < parameters["min_turns"]:
+        return gettext(
+            "Please keep chatting: the conversation can end after %(least)s exchanges."
+        ) % {"least": parameters["min_turns"]}
+    started = parse_datetime(state["started"])
+    if started and seconds_since(started, now) < parameters["min_seconds"]:
+        return gettext("Please take a little more time with the answers before you end.")
+    return ""
+
+
 def _end_check(
     state: Mapping[str, Any], parameters: Mapping[str, Any], done: int, now: datetime
 ) -> None:
-    """Refuse to end before ``min_turns`` exchanges or ``min_seconds``."""
-    if done < parameters["min_turns"]:
-        raise OutOfTurn(
-            gettext("Please keep chatting: the conversation can end after %(least)s exchanges.")
-            % {"least": parameters["min_turns"]}
-        )
-    started = parse_datetime(state["started"])
-    if started and seconds_since(started, now) < parameters["min_seconds"]:
-        raise OutOfTurn(gettext("Please take a little more time with the answers before you end."))
+    """Refuse to end (OutOfTurn) while ``_end_refusal`` says why."""
+    refusal = _end_refusal(state, parameters, done, now)
+    if refusal:
+        raise OutOfTurn(refusal)
 
 
 def arena_end(*, seat_id: int, now: datetime | None = None) -> list[int]:

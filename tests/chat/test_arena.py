@@ -330,3 +330,16 @@ def test_attention_checks_need_a_vote_after_every_exchange():
         protocol.clean_parameters({"models": MODELS, "attention_text": "vote now, please"})
     assert "%(side)s" in refused.value.fields["attention_text"]
     assert protocol.clean_parameters({"models": MODELS, "attention_rate": 0.2})
+
+
+def test_the_least_time_holds_the_end_until_it_has_passed(bots):
+    seat = _arrive(arena_campaign(min_seconds=600, max_turns=1))
+    _exchange(seat, 1)
+    _vote(seat, 1, "a")  # the last exchange's vote, 30 s in: held, not the end
+    seat.refresh_from_db()
+    assert seat.stage == ChatSeat.Stage.CHATTING and chat_state(seat_id=seat.pk)["can_end"]
+    with pytest.raises(OutOfTurn, match="more time"):
+        arena_votes.arena_end(seat_id=seat.pk, now=timezone.now() + timedelta(seconds=60))
+    assert not Judgment.objects.exists()
+    arena_votes.arena_end(seat_id=seat.pk, now=timezone.now() + timedelta(seconds=601))
+    assert Judgment.objects.count() == 1

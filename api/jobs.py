@@ -14,6 +14,7 @@ from api.access import campaign_of, user_of
 from api.errors import CLIENT_ERRORS, ApiError, ErrorOut, query_check
 from api.schemas import FILE_PATTERN, CampaignSlug, ExportIn, JobOut, ReportOut
 from dashboard import selectors, services
+from dashboard.files import job_file_open
 from dashboard.models import Job
 from evalstats.aggregation import Aggregate
 
@@ -139,14 +140,13 @@ def job_status(
 def job_file(
     request: HttpRequest, slug: str = CampaignSlug, job_id: int = JobId, name: str = FileName
 ) -> FileResponse:
-    """Download a file of a finished job (only names the job recorded)."""
+    """Download a file of a finished job (only names the job recorded), streamed from the
+    shared storage."""
     job = _job(campaign_of(request, slug), job_id)
     if job.status != Job.Status.DONE or name not in job.files:
         raise ApiError(404, "No such file.")
-    path = job.directory / name
-    if not path.is_file():
+    content = job_file_open(job, name)
+    if content is None:
         raise ApiError(404, "The file is gone; run the job again.")
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-    return FileResponse(
-        path.open("rb"), as_attachment=True, filename=name, content_type=content_type
-    )
+    return FileResponse(content, as_attachment=True, filename=name, content_type=content_type)

@@ -2,13 +2,15 @@
 
 The report: the protocol's tables and figures, and the worker-quality table with what each
 worker wrote in the chats; the export: judgments (streamed), dialogues or the study file.
-Each writes its files into the job's folder and returns the snapshot the page shows.
+Each writes its files into the folder it is given (``services.job_run`` saves them in the
+shared storage) and returns the snapshot the page shows with the files' names.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,8 +45,8 @@ def table_records(table: pd.DataFrame) -> dict[str, Any]:
 Progress = Callable[[float, str], None]
 
 
-def report_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str]]:
-    """Build the campaign's report into the job's folder (tables, figures, the worker-quality
+def report_build(job: Job, folder: Path, progress: Progress) -> tuple[dict[str, Any], list[str]]:
+    """Build the campaign's report into ``folder`` (tables, figures, the worker-quality
     CSV); return the snapshot the page shows and the files."""
     campaign = job.campaign
     judgments = (
@@ -58,8 +60,8 @@ def report_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str
     progress(0.6, "Worker quality…")
     quality = _with_writing_signals(worker_quality(campaign), campaign)
     progress(0.8, "Writing tables and figures…")
-    written = report_write(report, job.directory, stem=campaign.slug)
-    frame_safe(quality).to_csv(job.directory / f"{campaign.slug}_worker_quality.csv", index=False)
+    written = report_write(report, folder, stem=campaign.slug)
+    frame_safe(quality).to_csv(folder / f"{campaign.slug}_worker_quality.csv", index=False)
     files = sorted(p.name for p in written) + [f"{campaign.slug}_worker_quality.csv"]
     result = {
         "title": report.title,
@@ -109,19 +111,19 @@ def _with_writing_signals(quality: pd.DataFrame, campaign: Campaign) -> pd.DataF
     return merged.reset_index(drop=True)
 
 
-def export_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str]]:
+def export_build(job: Job, folder: Path, progress: Progress) -> tuple[dict[str, Any], list[str]]:
     """Write the export the job's options name (judgments, dialogues or the study file) into
-    its folder; return the rows written and the files."""
+    ``folder``; return the rows written and the files."""
     campaign, fmt = job.campaign, job.options["format"]
     if job.options.get("what") == "study":
         progress(0.2, f"Writing the study file ({fmt}) and its items…")
-        paths = study_export(campaign=campaign, folder=job.directory, fmt=fmt)
+        paths = study_export(campaign=campaign, folder=folder, fmt=fmt)
         return {"rows": campaign.items.count()}, [path.name for path in paths]
     if job.options.get("what") == "dialogues":
         progress(0.2, "Reading dialogues…")
         records = campaign_dialogue_records(campaign)
         progress(0.6, f"Writing {len(records)} dialogues as {fmt}…")
-        out = job.directory / f"{campaign.slug}_dialogues.{SUFFIXES[fmt]}"
+        out = folder / f"{campaign.slug}_dialogues.{SUFFIXES[fmt]}"
         written = records_export(
             records, fmt=fmt, out=out, by_author=job.options.get("by_author", False)
         )
@@ -131,7 +133,7 @@ def export_build(job: Job, progress: Progress) -> tuple[dict[str, Any], list[str
     name = f"{campaign.slug}_{'judge_' if judges else ''}judgments.{fmt}"
     rows = exports.judgments_export(  # streamed in chunks: bounded memory
         campaign,
-        job.directory / name,
+        folder / name,
         fmt,
         include_flagged=job.options.get("include_flagged", False),
         judges=judges,

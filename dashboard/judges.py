@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from annotation.models import Campaign
@@ -54,16 +55,19 @@ def judges_report_latest(campaign: Campaign) -> Job | None:
 
 
 def judges_report_build(
-    job: Job, progress: Callable[[float, str], None], records: Callable[[Any], dict[str, Any]]
+    job: Job,
+    folder: Path,
+    progress: Callable[[float, str], None],
+    records: Callable[[Any], dict[str, Any]],
 ) -> tuple[dict[str, Any], list[str]]:
-    """Build the judge–human agreement report into the job's folder (tables, the agreement
+    """Build the judge–human agreement report into ``folder`` (tables, the agreement
     figure with its alt text); return the snapshot and the files."""
     campaign = job.campaign
     progress(0.1, "Comparing the judges with the crowd…")
     report = campaign_judge_report(campaign, n_boot=JUDGE_BOOT, seed=0, level=0.95)
     progress(0.8, "Writing tables and the figure…")
     stem = f"{campaign.slug}_judges"
-    written = report_write(report, job.directory, stem=stem)
+    written = report_write(report, folder, stem=stem)
     result = {
         "title": report.title,
         "tables": {name: records(table) for name, table in report.tables.items()},

@@ -13,7 +13,8 @@ class Job(models.Model):
     A report job's ``result`` is the snapshot the campaign page shows (tables as records,
     figure file names, notes, the number of judgments it was built from), a judges report's
     the one the judges page shows (``dashboard.judges``); an export job's ``files`` are what
-    the researcher downloads. Files live under ``Job.directory``.
+    the researcher downloads. ``files`` names them; they live in the storage every process
+    shares (``dashboard.files``).
     """
 
     class Kind(models.TextChoices):
@@ -54,11 +55,6 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} of {self.campaign_id} ({self.status})"
-
-    @property
-    def directory(self):  # type: ignore[no-untyped-def]
-        """Where this job's files are written: ``DATA_DIR/dashboard/<campaign>/<job>/``."""
-        return settings.DATA_DIR / "dashboard" / self.campaign.slug / str(self.pk)
 
     @property
     def finished(self) -> bool:

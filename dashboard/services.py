@@ -9,9 +9,10 @@ Every action on a worker goes through the provider interface when the campaign i
 from __future__ import annotations
 
 import logging
-import shutil
+import tempfile
 from collections.abc import Mapping
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -33,6 +34,7 @@ from annotation.quality import worker_soft_block
 from annotation.services import assignment_set_status, audit_add, worker_forget
 from corpora import WRITERS
 from dashboard import signals as dashboard_signals
+from dashboard.files import job_files_delete, job_files_save
 from dashboard.job_builds import export_build, report_build, table_records
 from dashboard.judges import judges_report_build
 from dashboard.models import Job
@@ -147,26 +149,29 @@ def _progress(job: Job, fraction: float, message: str) -> None:
 
 
 def job_run(job_id: int) -> bool:
-    """Run the job (idempotent: a finished job is left alone, a rerun rewrites its files)."""
+    """Run the job (idempotent: a finished job is left alone, a rerun replaces its files in
+    the shared storage, ``dashboard.files``)."""
     job = Job.objects.select_related("campaign").filter(pk=job_id).first()
     if job is None or job.status == Job.Status.DONE:
         return True
     Job.objects.filter(pk=job.pk).update(
         status=Job.Status.RUNNING, started_at=timezone.now(), error=""
     )
-    directory = job.directory
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir(parents=True, exist_ok=True)
     try:
 
         def progress(fraction: float, message: str) -> None:
             _progress(job, fraction, message)
 
-        if job.kind == Job.Kind.JUDGES:
-            result, files = judges_report_build(job, progress, table_records)
-        else:
-            run = report_build if job.kind == Job.Kind.REPORT else export_build
-            result, files = run(job, progress)
+        job_files_delete(job)
+        # Built in a folder of this process, then saved where every web process reads them.
+        with tempfile.TemporaryDirectory(prefix=f"evalsite-job-{job.pk}-") as name:
+            folder = Path(name)
+            if job.kind == Job.Kind.JUDGES:
+                result, files = judges_report_build(job, folder, progress, table_records)
+            else:
+                run = report_build if job.kind == Job.Kind.REPORT else export_build
+                result, files = run(job, folder, progress)
+            job_files_save(job, folder, files)
     except Exception as exc:  # the job row carries the failure to the page; no re-raise,
         # which in eager mode (no broker) would turn the researcher's POST into a 500
         logger.exception("dashboard job %s failed", job.pk)
@@ -177,7 +182,9 @@ def job_run(job_id: int) -> bool:
             finished_at=timezone.now(),
         )
         return False
-    Job.objects.filter(pk=job.pk).update(
+    # Conditional, so a job delivered twice (a worker lost mid-job, its task redelivered) is
+    # announced once: only the run that moves it from running to done sends job_done.
+    finished = Job.objects.filter(pk=job.pk, status=Job.Status.RUNNING).update(
         status=Job.Status.DONE,
         progress=1.0,
         message="Done",
@@ -185,6 +192,8 @@ def job_run(job_id: int) -> bool:
         files=files,
         finished_at=timezone.now(),
     )
+    if not finished:
+        return True
     dashboard_signals.job_done.send(Job, job=job)
     if job.kind == Job.Kind.REPORT:
         _reports_prune(job)
@@ -227,10 +236,13 @@ def _reports_prune(newest: Job) -> None:
         pk__lte=newest.pk,
     )
     kept = list(finished.order_by("-pk").values_list("pk", flat=True)[:REPORTS_KEPT])
-    older = finished.exclude(pk__in=kept)
-    for job in older:
-        shutil.rmtree(job.directory, ignore_errors=True)
-    older.delete()
+    for job in finished.exclude(pk__in=kept):
+        try:
+            job_files_delete(job)
+        except Exception:  # the storage unreachable: the row stays, the next snapshot retries
+            logger.exception("the files of dashboard job %s were not deleted", job.pk)
+            continue
+        job.delete()
 
 
 # --- worker actions -------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import mimetypes
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
@@ -23,6 +22,7 @@ from annotation.models import Campaign
 from annotation.selectors import training_summary
 from dashboard import controls, judges, leaderboard, review, selectors, services
 from dashboard.access import campaign_for, campaigns_visible, staff_required
+from dashboard.files import job_file_open
 from dashboard.models import Job
 from dashboard.spot_checks import spot_checks
 from evalsite.errors import AnnotationError, InvalidParameters
@@ -194,18 +194,17 @@ def job_status(request: HttpRequest, slug: str, job_id: int) -> JsonResponse:
 @require_GET
 @staff_required
 def job_file(request: HttpRequest, slug: str, job_id: int, name: str) -> FileResponse:
-    """Download one of a finished job's files (only names the job recorded)."""
+    """Download one of a finished job's files (only names the job recorded), streamed from
+    the shared storage."""
     job = _job(request, slug, job_id)
     if job.status != Job.Status.DONE or name not in job.files:
         raise Http404("No such file.")
-    path: Path = job.directory / name
-    if not path.is_file():
+    content = job_file_open(job, name)
+    if content is None:
         raise Http404("The file is gone; run the job again.")
     inline = request.GET.get("inline") == "1"
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-    return FileResponse(
-        path.open("rb"), as_attachment=not inline, filename=name, content_type=content_type
-    )
+    return FileResponse(content, as_attachment=not inline, filename=name, content_type=content_type)
 
 
 @require_POST

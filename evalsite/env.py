@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import NoReturn
-from urllib.parse import urlsplit
+from pathlib import Path
+from typing import Any, NoReturn
+from urllib.parse import parse_qs, urlsplit
 
 import environ
 
@@ -139,6 +140,67 @@ def read_database(name: str, default: str) -> dict:
     if not config.get("NAME"):
         fail(name, "a URL that names the database (…/NAME)", value)
     return config
+
+
+STORAGE_FORM = (
+    "s3://BUCKET[/PREFIX][?endpoint_url=http(s)://HOST[:PORT]&region_name=REGION"
+    "&addressing_style=path|virtual|auto] (credentials in AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY, never in the URL)"
+)
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_STORAGE_OPTIONS = frozenset({"endpoint_url", "region_name", "addressing_style"})
+
+
+def read_storage(name: str, local: Path) -> dict[str, Any]:
+    """Django's STORAGES entry of the files one process writes for another (job files).
+
+    Unset: a FileSystemStorage in ``local``, which only processes sharing that folder see.
+    ``s3://BUCKET/PREFIX?endpoint_url=…&region_name=…&addressing_style=path``: django-storages'
+    S3 backend, any S3-compatible server. Credentials stay in the variables boto3 reads
+    (``AWS_ACCESS_KEY_ID``…, or ``AWS_S3_ACCESS_KEY_ID``… when MTurk's differ), so the URL
+    is no secret.
+    """
+    value = _raw(name)
+    if value is None:
+        return {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            # A rerun's files replace the last run's under the same names.
+            "OPTIONS": {"location": str(local), "allow_overwrite": True},
+        }
+    try:
+        parts = urlsplit(value)
+        query = parse_qs(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    except ValueError:
+        fail(name, STORAGE_FORM, value)
+    if (
+        parts.scheme != "s3"
+        or parts.fragment
+        or "@" in parts.netloc
+        or not _BUCKET.fullmatch(parts.netloc)
+        or not set(query) <= _STORAGE_OPTIONS
+        or any(len(values) != 1 or not values[0] for values in query.values())
+    ):
+        fail(name, STORAGE_FORM, value)
+    options = {key: values[0] for key, values in query.items()}
+    try:
+        endpoint = urlsplit(options.get("endpoint_url", "https://s3.amazonaws.com"))
+        endpoint.port  # noqa: B018 -- raises ValueError on a port that is not a number
+    except ValueError:
+        fail(name, STORAGE_FORM, value)
+    if endpoint.scheme not in ("http", "https") or not endpoint.hostname:
+        fail(name, STORAGE_FORM, value)
+    if options.get("addressing_style", "auto") not in ("path", "virtual", "auto"):
+        fail(name, STORAGE_FORM, value)
+    return {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": parts.netloc,
+            "location": parts.path.strip("/"),
+            **options,
+            # A download bigger than this spills to a temporary file, not the web's memory.
+            "max_memory_size": 16 * 2**20,
+        },
+    }
 
 
 def _masked(value: str) -> str:

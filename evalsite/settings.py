@@ -21,6 +21,7 @@ from evalsite.env import (
     read_hooks,
     read_int,
     read_list,
+    read_storage,
     read_str,
     read_url,
 )
@@ -225,6 +226,16 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 # DJANGO_STATIC_ROOT and run collectstatic to serve them from one folder behind a proxy.
 STATIC_ROOT = read_str("DJANGO_STATIC_ROOT") or None
 
+# Files one process writes for another (the dashboard's job files: reports, exports), in
+# storages["shared"]: an S3-compatible bucket when EVALSITE_STORAGE_URL names one, so that web
+# and workers on different hosts share them; a folder under DATA_DIR otherwise, shared only by
+# processes that share DATA_DIR (docs/deployment.md, "Files and object storage").
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "shared": read_storage("EVALSITE_STORAGE_URL", DATA_DIR / "files"),
+}
+
 # Behind a TLS-terminating proxy (docs/deployment.md). Production turns every protection on;
 # each can be turned off (or tuned) by its variable. The probes answer over plain HTTP
 # (evalsite.health.probes_middleware).
@@ -264,6 +275,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # in production (a researcher's URL must not reach the site's own network) unless this allows
 # them, e.g. for a receiver inside the same private network.
 WEBHOOKS_ALLOW_PRIVATE = read_bool("EVALSITE_WEBHOOKS_ALLOW_PRIVATE", not PRODUCTION)
+# One attempt's whole time, connect to the answer's last byte read, in seconds (docs/api.md).
+WEBHOOKS_DEADLINE = read_float("EVALSITE_WEBHOOKS_DEADLINE", 10.0, low=0.5, high=60.0)
 
 # The moderation hooks an arena study may name (docs/chat.md, "Arena"): name=module:function or
 # name=https://address, ';' between. A study can only pick among these.

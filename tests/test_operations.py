@@ -68,6 +68,8 @@ def test_a_fresh_data_folder_is_created_before_the_database_opens(tmp_path):
         ("EVALSITE_DB_POOL_MAX", "ten", "a whole number ≥ 0"),
         ("EVALSITE_DB_POOL_TIMEOUT", "0", "a number from 0.1 to 600.0"),
         ("EVALSITE_RETRY_AFTER", "0", "a whole number ≥ 1"),
+        ("EVALSITE_STORAGE_URL", "s3://Bad_Bucket", "expected s3://BUCKET"),
+        ("EVALSITE_WEBHOOKS_DEADLINE", "0", "a number from 0.5"),
     ],
 )
 def test_a_malformed_variable_stops_the_process_with_one_line_naming_it(

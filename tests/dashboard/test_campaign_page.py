@@ -24,6 +24,7 @@ from annotation.protocols import registry
 from annotation.selectors import campaign_progress
 from annotation.simulation import crowd_make, crowd_run
 from dashboard import services
+from dashboard.files import shared_storage
 from dashboard.items import campaign_questions
 from dashboard.models import Job
 from dashboard.selectors import campaign_rows
@@ -369,7 +370,7 @@ def test_a_job_that_fails_in_the_request_shows_as_failed_not_as_a_server_error(
 ) -> None:
     """Without a broker the job runs inside the POST: its failure is the job's, not a 500."""
 
-    def broken(job, progress):
+    def broken(job, folder, progress):
         raise RuntimeError("the disk is full")
 
     monkeypatch.setattr(services, "report_build", broken)
@@ -404,8 +405,10 @@ def test_a_new_report_snapshot_deletes_all_but_the_two_newest_and_their_files(
     first, previous, newest = jobs
     assert newest.status == Job.Status.DONE
     assert set(Job.objects.filter(campaign=filled, kind=Job.Kind.REPORT)) == {previous, newest}
-    assert not first.directory.exists()
-    assert any(previous.directory.iterdir()) and any(newest.directory.iterdir())
+    storage = shared_storage()
+    assert not storage.exists(f"jobs/{filled.slug}/{first.pk}")
+    for kept in (previous, newest):
+        assert storage.listdir(f"jobs/{filled.slug}/{kept.pk}")[1]
 
 
 def test_the_list_query_count_does_not_grow_with_the_number_of_campaigns(ada, researcher) -> None:

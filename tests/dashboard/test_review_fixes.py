@@ -13,6 +13,7 @@ from django.urls import reverse
 from annotation.models import Assignment, AuditLog, Campaign, Worker
 from annotation.services import campaign_budget_set, campaign_settings_update
 from dashboard import glossary
+from dashboard.files import job_file_open
 from dashboard.models import Job
 from evalsite.errors import Conflict, InvalidParameters
 from recruitment.models import Payment
@@ -353,7 +354,8 @@ def test_a_built_report_keeps_machine_readable_column_names(ada, filled) -> None
     job = Job.objects.create(campaign=filled, kind=Job.Kind.REPORT)
     assert services.job_run(job.pk)
     job.refresh_from_db()
-    quality = (job.directory / f"{filled.slug}_worker_quality.csv").read_text().splitlines()[0]
+    with job_file_open(job, f"{filled.slug}_worker_quality.csv") as content:
+        quality = content.read().decode().splitlines()[0]
     assert "loo_agreement" in quality.split(",")
     assert "loo_agreement" in job.result["quality"]["columns"]
     page = _page(ada, filled)

@@ -24,13 +24,16 @@ app.conf.update(
     task_soft_time_limit=300,
     task_time_limit=360,
     task_default_queue="default",
-    task_queues=(Queue("default"), Queue("inference")),
+    task_queues=(Queue("default"), Queue("inference"), Queue("webhooks")),
     # Model calls go to GPU workers: `celery -A evalsite worker -Q inference`.
     task_routes={
         "modelhub.tasks.*": {"queue": "inference"},
         # A live chat's bot turn (docs/chat.md): a model call, pushed back over the channel layer.
         "chat.tasks.chat_bot_turn": {"queue": "inference"},
         "chat.tasks.chat_arena_turn": {"queue": "inference"},
+        # Requests to researchers' URLs wait on receivers we do not control: their own worker,
+        # `celery -A evalsite worker -Q webhooks`, so a slow one never delays a report.
+        "webhooks.tasks.*": {"queue": "webhooks"},
     },
     # Nobody reads a bot turn's result (it is in the database and pushed over the channel
     # layer): with a result backend, .delay() would also subscribe to the result in the web

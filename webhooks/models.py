@@ -33,6 +33,11 @@ class WebhookEndpoint(models.Model):
     ``secret`` signs every delivery (HMAC-SHA256); it is shown to the owner once, when the
     endpoint is made, and kept in clear because signing needs it. An endpoint that answered
     410 Gone is deactivated (``active`` false) and receives nothing more.
+
+    ``sending_until`` is the lease of the one attempt in flight to this URL (no lock is held
+    while the request runs): a receiver never gets two requests at once, so never the same
+    delivery twice at once. It outlasts an attempt's deadline; one that expired belongs to an
+    attempt that died, and the next sweep tries again.
     """
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="webhooks")
@@ -40,6 +45,7 @@ class WebhookEndpoint(models.Model):
     secret = models.CharField(max_length=64)
     events = models.JSONField(default=list, help_text="The Event values it receives.")
     active = models.BooleanField(default=True)
+    sending_until = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
@@ -62,9 +68,8 @@ class WebhookDelivery(models.Model):
     """One event sent to one endpoint: its body, its attempts and their outcome.
 
     ``delivery_id`` is sent as ``X-Evalsite-Delivery`` and in the body; it stays the same
-    over retries and redeliveries, so receivers dedupe on it. ``sending_until`` is the claim
-    of the attempt in flight (no lock is held while the request runs); a claim that expired
-    belongs to an attempt that died, and the next sweep tries again.
+    over retries and redeliveries, so receivers dedupe on it. An attempt runs under its
+    endpoint's lease (``WebhookEndpoint.sending_until``).
     """
 
     class Status(models.TextChoices):
@@ -83,7 +88,6 @@ class WebhookDelivery(models.Model):
     last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=500, blank=True)
     next_attempt_at = models.DateTimeField()
-    sending_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -19,6 +20,7 @@ from uuid import UUID
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Campaign
@@ -31,8 +33,11 @@ from webhooks.signing import secret_new, signature, standard_signature
 
 logger = logging.getLogger(__name__)
 
-# Waits after the 1st..5th failed attempt; a 6th failure fails the delivery (about 14.6 h
-# after the event). A Retry-After longer than the wait is honoured, up to MAX_RETRY_AFTER.
+# The longest waits after the 1st..5th failed attempt (each wait is drawn between none and
+# this, "full jitter", so the retries of many deliveries that failed together, say at a
+# receiver's outage, spread out instead of arriving together); a 6th failure fails the
+# delivery (at most about 14.6 h after the event). A Retry-After longer than the wait is
+# honoured, up to MAX_RETRY_AFTER.
 BACKOFF: tuple[timedelta, ...] = (
     timedelta(minutes=1),
     timedelta(minutes=5),
@@ -42,9 +47,9 @@ BACKOFF: tuple[timedelta, ...] = (
 )
 MAX_ATTEMPTS = len(BACKOFF) + 1
 MAX_RETRY_AFTER = timedelta(hours=24)
-# An attempt's claim: longer than an attempt can take (connect and read timeouts), so only a
-# dead attempt's claim expires.
-CLAIM = timedelta(minutes=2)
+# An endpoint's lease outlasts its attempt's deadline by this much (the database writes
+# before and after the request), so only a dead attempt's lease expires.
+LEASE_MARGIN = timedelta(seconds=30)
 ENDPOINTS_PER_CAMPAIGN = 10
 # Delivered and failed deliveries are kept this long (the log shows the latest 100).
 KEEP = timedelta(days=30)
@@ -55,6 +60,11 @@ Data = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
 
 def _allow_private() -> bool:
     return bool(getattr(settings, "WEBHOOKS_ALLOW_PRIVATE", False))
+
+
+def lease_length() -> timedelta:
+    """How long an endpoint's lease lasts: its attempt's deadline and a margin."""
+    return timedelta(seconds=settings.WEBHOOKS_DEADLINE) + LEASE_MARGIN
 
 
 # --- endpoints ------------------------------------------------------------------------------
@@ -193,21 +203,30 @@ def deliveries_queue(ids: list[int]) -> None:
 
 
 def _claim(delivery_id: int, now: datetime) -> WebhookDelivery | None:
-    """Claim a due delivery for one attempt, or return None (gone, done, not due, claimed)."""
+    """Claim a due delivery for one attempt with its endpoint's lease, or return None (gone,
+    done, not due, or an attempt to the same endpoint in flight)."""
     with transaction.atomic():
         row = delivery_claim_lock(delivery_id)
         if row is None or row.next_attempt_at > now:
-            return None
-        if row.sending_until is not None and row.sending_until > now:
             return None
         if not row.endpoint.active:
             row.status = WebhookDelivery.Status.FAILED
             row.last_error = "The endpoint is inactive (it answered 410 Gone)."
             row.save(update_fields=["status", "last_error"])
             return None
+        lease = now + lease_length()
+        # A conditional UPDATE: a concurrent one waits for this transaction, then finds the
+        # lease taken; no lock is held once the claim commits.
+        taken = (
+            WebhookEndpoint.objects.filter(pk=row.endpoint_id)
+            .filter(Q(sending_until__isnull=True) | Q(sending_until__lte=now))
+            .update(sending_until=lease)
+        )
+        if not taken:
+            return None
+        row.endpoint.sending_until = lease
         row.attempts += 1
-        row.sending_until = now + CLAIM
-        row.save(update_fields=["attempts", "sending_until"])
+        row.save(update_fields=["attempts"])
         return row
 
 
@@ -224,9 +243,10 @@ def delivery_attempt(
 ) -> str:
     """Try to send one delivery if it is due; return its status afterwards.
 
-    Idempotent: a delivered or failed delivery, one not due yet and one whose attempt is in
-    flight elsewhere are left alone (a redelivered or concurrent task sends nothing). The
-    claim is committed before the request, so no row lock is held while a receiver answers.
+    Idempotent: a delivered or failed delivery, one not due yet and one whose endpoint has
+    an attempt in flight elsewhere are left alone (a redelivered or concurrent task sends
+    nothing). The claim is committed before the request, so no row lock is held while a
+    receiver answers; the request ends by ``settings.WEBHOOKS_DEADLINE``.
     """
     now = now or timezone.now()
     row = _claim(delivery_id, now)
@@ -250,23 +270,29 @@ def delivery_attempt(
         ),
     }
     send = send or transport.post
-    outcome = send(row.endpoint.url, body, headers, allow_private=_allow_private())
+    outcome = send(
+        row.endpoint.url,
+        body,
+        headers,
+        allow_private=_allow_private(),
+        deadline_s=settings.WEBHOOKS_DEADLINE,
+    )
     return _record(row, outcome, now)
 
 
 def _record(row: WebhookDelivery, outcome: transport.Outcome, now: datetime) -> str:
-    """Write an attempt's outcome, if the row is still this attempt's."""
+    """Write an attempt's outcome, if the row is still this attempt's; release the endpoint's
+    lease and queue its next due delivery (the others wait for the lease, or for the sweep)."""
     changes: dict[str, Any] = {
         "last_status_code": outcome.status,
         "last_error": outcome.error[:500],
-        "sending_until": None,
     }
     if outcome.delivered:
         changes |= {"status": WebhookDelivery.Status.DELIVERED, "delivered_at": timezone.now()}
     elif outcome.status == 410 or row.attempts >= MAX_ATTEMPTS:
         changes["status"] = WebhookDelivery.Status.FAILED
     else:
-        wait = BACKOFF[row.attempts - 1]
+        wait = BACKOFF[row.attempts - 1] * random.random()
         if outcome.retry_after is not None:
             wait = max(wait, min(timedelta(seconds=outcome.retry_after), MAX_RETRY_AFTER))
         changes["next_attempt_at"] = now + wait
@@ -274,23 +300,28 @@ def _record(row: WebhookDelivery, outcome: transport.Outcome, now: datetime) -> 
         WebhookDelivery.objects.filter(
             pk=row.pk, attempts=row.attempts, status=WebhookDelivery.Status.PENDING
         ).update(**changes)
+        endpoint = WebhookEndpoint.objects.filter(pk=row.endpoint_id)
         if outcome.status == 410:  # the receiver says it is gone for good
-            WebhookEndpoint.objects.filter(pk=row.endpoint_id).update(active=False)
+            endpoint.update(active=False)
+        endpoint.filter(sending_until=row.endpoint.sending_until).update(sending_until=None)
+        due = deliveries_due(now=timezone.now(), endpoint_id=row.endpoint_id, limit=2)
+        following = [pk for pk in due if pk != row.pk][:1]  # this one waits for its retry
+        transaction.on_commit(lambda: deliveries_queue(following))
     return str(changes.get("status", WebhookDelivery.Status.PENDING))
 
 
-def deliveries_due(*, now: datetime | None = None, limit: int = 500) -> list[int]:
-    """Return pending deliveries due now whose attempt is not in flight, oldest first."""
+def deliveries_due(
+    *, now: datetime | None = None, endpoint_id: int | None = None, limit: int = 500
+) -> list[int]:
+    """Return pending deliveries due now whose endpoint has no attempt in flight, oldest
+    first (of one endpoint, if given)."""
     now = now or timezone.now()
-    rows = (
-        WebhookDelivery.objects.filter(
-            status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
-        )
-        .exclude(sending_until__gt=now)
-        .order_by("next_attempt_at")
-        .values_list("pk", flat=True)[:limit]
-    )
-    return list(rows)
+    rows = WebhookDelivery.objects.filter(
+        status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
+    ).exclude(endpoint__sending_until__gt=now)
+    if endpoint_id is not None:
+        rows = rows.filter(endpoint_id=endpoint_id)
+    return list(rows.order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
 
 
 def delivery_redeliver(*, campaign: Campaign, delivery_id: str | UUID) -> WebhookDelivery:
@@ -305,7 +336,6 @@ def delivery_redeliver(*, campaign: Campaign, delivery_id: str | UUID) -> Webhoo
         row.status = WebhookDelivery.Status.PENDING
         row.attempts = 0
         row.next_attempt_at = timezone.now()
-        row.sending_until = None
         row.delivered_at = None
         row.save()
         pk = row.pk

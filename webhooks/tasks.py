@@ -1,4 +1,5 @@
-"""Celery tasks of the webhooks (default queue): one attempt per task, and the sweep."""
+"""Celery tasks of the webhooks, on their own `webhooks` queue and worker (evalsite/celery.py):
+one attempt per task, and the sweep."""
 
 from celery import shared_task
 

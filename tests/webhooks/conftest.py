@@ -16,15 +16,26 @@ from tests.factories import CampaignFactory, ItemFactory
 from webhooks.models import SUBSCRIBABLE, WebhookEndpoint
 from webhooks.services import webhook_create
 
+TRICKLED = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Slow: " + b"z" * 60 + b"\r\n\r\nok"
+
 
 @dataclass
 class Receiver:
-    """What the receiver got, and what it answers next (status codes, in order; then 200)."""
+    """What the receiver got, and what it answers next (status codes, in order; then 200).
+
+    ``delay_s`` waits before the answer; ``trickle_s`` sends the answer one byte at a time,
+    this many seconds apart (a byte every few seconds keeps a per-read timeout from firing).
+    ``most_in_flight`` is the most requests it was answering at once.
+    """
 
     url: str
     answers: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     delay_s: float = 0.0
+    trickle_s: float = 0.0
     requests: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
+    arrived: list[float] = field(default_factory=list)  # time.monotonic() of each request
+    in_flight: int = 0
+    most_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer(self, status: int, **headers: str) -> None:
@@ -45,7 +56,25 @@ def receiver() -> Iterator[Receiver]:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             with state.lock:
                 state.requests.append((dict(self.headers.items()), body))
+                state.arrived.append(time.monotonic())
                 status, headers = state.answers.pop(0) if state.answers else (200, {})
+                state.in_flight += 1
+                state.most_in_flight = max(state.most_in_flight, state.in_flight)
+            try:
+                self._answer(status, headers)
+            except OSError:
+                pass  # the sender hung up
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+
+        def _answer(self, status: int, headers: dict[str, str]) -> None:
+            if state.trickle_s:
+                for byte in TRICKLED:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(state.trickle_s)
+                return
             if state.delay_s:
                 time.sleep(state.delay_s)
             self.send_response(status)

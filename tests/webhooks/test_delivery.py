@@ -1,4 +1,5 @@
-"""Deliveries against a real local receiver: signed, retried with backoff, sent once."""
+"""Deliveries against a real local receiver: signed, retried with jittered backoff, sent once,
+within one deadline, never to a private or reserved address unless allowed."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import hmac
 import json
 import re
+import socket
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -82,13 +84,15 @@ def test_a_receiver_answering_500_gets_the_delivery_retried_and_delivered_once(
     start = timezone.now()
     assert delivery_attempt(delivery_id=delivery.pk, now=start) == "pending"
     delivery.refresh_from_db()
-    assert delivery.next_attempt_at == start + timedelta(minutes=1)
+    wait = delivery.next_attempt_at - start
+    assert timedelta(0) <= wait <= timedelta(minutes=1)
     assert delivery.last_status_code == 500 and "HTTP 500" in delivery.last_error
     # Not due yet: nothing is sent, whoever asks.
-    assert delivery_attempt(delivery_id=delivery.pk, now=start + timedelta(seconds=59)) == "pending"
-    assert services.deliveries_due(now=start + timedelta(seconds=59)) == []
+    early = delivery.next_attempt_at - timedelta(microseconds=1)
+    assert delivery_attempt(delivery_id=delivery.pk, now=early) == "pending"
+    assert services.deliveries_due(now=early) == []
     assert len(receiver.requests) == 1
-    later = start + timedelta(minutes=1)
+    later = delivery.next_attempt_at
     assert services.deliveries_due(now=later) == [delivery.pk]
     assert delivery_attempt(delivery_id=delivery.pk, now=later) == "pending"
     delivery.refresh_from_db()
@@ -103,7 +107,9 @@ def test_a_receiver_answering_500_gets_the_delivery_retried_and_delivered_once(
     assert (delivery.status, delivery.attempts) == ("delivered", 3)
 
 
-def test_backoff_ends_in_failed_after_six_attempts(endpoint, receiver, owned) -> None:
+def test_backoff_waits_at_most_the_schedule_and_ends_in_failed_after_six_attempts(
+    endpoint, receiver, owned
+) -> None:
     for _ in range(10):
         receiver.answer(500)
     delivery = _emit(owned)
@@ -116,7 +122,9 @@ def test_backoff_ends_in_failed_after_six_attempts(endpoint, receiver, owned) ->
             waits.append(delivery.next_attempt_at - now)
             now = delivery.next_attempt_at
     assert status == "failed" and delivery.attempts == 6
-    assert waits == list(services.BACKOFF)
+    assert all(
+        timedelta(0) <= wait <= most for wait, most in zip(waits, services.BACKOFF, strict=True)
+    )
     assert delivery_attempt(delivery_id=delivery.pk, now=now + timedelta(days=1)) == "failed"
     assert len(receiver.requests) == 6
 
@@ -130,21 +138,52 @@ def test_410_gone_deactivates_the_endpoint(endpoint, receiver, owned) -> None:
     assert webhook_emit(campaign=owned, event=Event.JOB_DONE, data={}) == []
 
 
-def test_a_hanging_receiver_fails_the_attempt_after_the_timeout(
-    endpoint, receiver, owned, monkeypatch
+def test_retries_of_deliveries_that_failed_together_spread_out(endpoint, receiver, owned) -> None:
+    for _ in range(8):
+        receiver.answer(503)
+    rows = [_emit(owned) for _ in range(8)]
+    now = timezone.now()
+    for row in rows:
+        assert delivery_attempt(delivery_id=row.pk, now=now) == "pending"
+    waits = {r.next_attempt_at - now for r in WebhookDelivery.objects.filter(endpoint=endpoint)}
+    assert len(waits) == 8  # full jitter: each its own wait, none over the first backoff
+    assert all(timedelta(0) <= wait <= services.BACKOFF[0] for wait in waits)
+
+
+@pytest.mark.parametrize("slow", ["hanging", "trickling"])
+def test_an_attempt_ends_at_its_deadline_however_slow_the_receiver(
+    endpoint, receiver, owned, settings, slow
 ) -> None:
-    receiver.delay_s = 2.0
-    real_post = transport.post
+    """A byte every 0.4 s never trips a per-read timeout; the deadline ends the attempt."""
+    settings.WEBHOOKS_DEADLINE = 1.0
+    if slow == "hanging":
+        receiver.delay_s = 3.0
+    else:
+        receiver.trickle_s = 0.4
     delivery = _emit(owned)
     started = time.monotonic()
-    status = delivery_attempt(
-        delivery_id=delivery.pk,
-        send=lambda *a, **k: real_post(*a, **k, timeout_s=0.3),
-    )
-    assert time.monotonic() - started < 1.5
+    status = delivery_attempt(delivery_id=delivery.pk)
+    elapsed = time.monotonic() - started
+    assert 1.0 <= elapsed < 1.5, elapsed
     delivery.refresh_from_db()
     assert status == "pending" and delivery.attempts == 1
     assert delivery.last_status_code is None and "timed out" in delivery.last_error
+    endpoint.refresh_from_db()
+    assert endpoint.sending_until is None  # the lease is released for the retry
+
+
+def test_a_tls_handshake_that_never_ends_is_cut_at_the_deadline(owned, settings) -> None:
+    """An https receiver that accepts and then sends nothing: the handshake waits in a read."""
+    settings.WEBHOOKS_DEADLINE = 0.5
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}/hook"
+        started = time.monotonic()
+        outcome = transport.post(url, b"{}", {}, allow_private=True, deadline_s=0.5)
+        assert time.monotonic() - started < 1.0
+    finally:
+        listener.close()
+    assert outcome.status is None and "timed out" in outcome.error
 
 
 def test_a_redelivered_task_for_a_delivered_row_sends_nothing(endpoint, receiver, owned) -> None:
@@ -156,20 +195,24 @@ def test_a_redelivered_task_for_a_delivered_row_sends_nothing(endpoint, receiver
     assert len(receiver.requests) == 1
 
 
-def test_an_attempt_in_flight_is_not_sent_again_until_its_claim_expires(
-    endpoint, receiver, owned
+def test_an_endpoint_with_an_attempt_in_flight_gets_nothing_until_its_lease_expires(
+    endpoint, receiver, owned, settings
 ) -> None:
-    delivery = _emit(owned)
+    settings.WEBHOOKS_DEADLINE = 10.0
+    delivery, other = _emit(owned), _emit(owned)
     now = timezone.now()
     claimed = services._claim(delivery.pk, now)  # an attempt that died after claiming
     assert claimed is not None
-    assert delivery_attempt(delivery_id=delivery.pk, now=now) == "pending"
-    assert services.deliveries_due(now=now) == []
+    assert services.lease_length() == timedelta(seconds=10) + services.LEASE_MARGIN
+    for pk in (delivery.pk, other.pk):  # neither this delivery nor another to the endpoint
+        assert delivery_attempt(delivery_id=pk, now=now + timedelta(seconds=39)) == "pending"
+    assert services.deliveries_due(now=now + timedelta(seconds=39)) == []
     assert receiver.requests == []
-    after = now + services.CLAIM + timedelta(seconds=1)
-    assert services.deliveries_due(now=after) == [delivery.pk]
+    after = now + services.lease_length() + timedelta(seconds=1)
+    assert services.deliveries_due(now=after) == [delivery.pk, other.pk]
     assert delivery_attempt(delivery_id=delivery.pk, now=after) == "delivered"
-    assert len(receiver.requests) == 1
+    assert delivery_attempt(delivery_id=other.pk, now=after) == "delivered"
+    assert len(receiver.requests) == 2
 
 
 def test_redeliver_sends_again_under_the_same_id(endpoint, receiver, owned, monkeypatch) -> None:
@@ -249,16 +292,43 @@ def test_bad_urls_are_refused(owned, url, private_allowed) -> None:
         "http://[::1]/",
         "http://[::ffff:127.0.0.1]/",
         "http://0.0.0.0/",
+        "http://0177.0.0.1/",  # octal, decimal and short forms of 127.0.0.1
+        "http://2130706433/",
+        "http://127.1/",
+        "http://100.64.0.1/",  # shared address space (carrier NAT)
+        "http://192.88.99.1/",  # 6to4 relays (deprecated)
+        "http://240.0.0.1/",
+        "http://224.0.0.1/",
+        "http://[::7f00:1]/",  # IPv4-compatible 127.0.0.1
+        "http://[::ffff:0:a00:1]/",  # IPv4-translated 10.0.0.1
+        "http://[64:ff9b::a9fe:a9fe]/",  # NAT64 of 169.254.169.254
+        "http://[64:ff9b:1::a00:1]/",  # local NAT64
+        "http://[2002:a9fe:a9fe::1]/",  # 6to4 of 169.254.169.254
+        "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",  # Teredo
+        "http://[fec0::1]/",  # site-local
+        "http://[fd00::1]/",
+        "http://[fe80::1]/",
+        "http://[ff02::1]/",
     ],
 )
-def test_private_addresses_are_refused_unless_allowed(owned, url, settings) -> None:
+def test_private_and_reserved_addresses_are_refused_at_creation_and_at_sending(
+    url, settings
+) -> None:
+    """At creation (the service every form and the API call) and at each attempt."""
     from evalsite.errors import InvalidParameters
 
     settings.WEBHOOKS_ALLOW_PRIVATE = False
     with pytest.raises(InvalidParameters, match="private or local"):
-        services.webhook_create(campaign=owned, url=url, events=["job.done"])
-    outcome = transport.post(url, b"{}", {}, allow_private=False)
+        services.webhook_url_clean(url)
+    outcome = transport.post(url, b"{}", {}, allow_private=False, deadline_s=1.0)
     assert outcome.status is None and "private or local" in outcome.error
+
+
+@pytest.mark.parametrize(
+    "address", ["93.184.215.14", "2606:4700::1111", "::ffff:93.184.215.14", "64:ff9b::5db8:d70e"]
+)
+def test_public_addresses_are_allowed_also_through_nat64(address) -> None:
+    assert transport.address_allowed(address)
 
 
 def test_a_private_address_at_send_time_is_not_contacted(
@@ -318,3 +388,13 @@ def test_new_secrets_are_standard_base64_and_old_ones_verify_where_their_text_de
         "webhook-signature": standard_signature(old, "msg-1", stamp, b'{"a": 1}'),
     }
     assert Webhook(old).verify(b'{"a": 1}', headers) == {"a": 1}
+
+
+def test_webhook_tasks_go_to_their_own_queue_and_worker() -> None:
+    """A slow receiver holds a `webhooks` worker only (docs/deployment.md); the sweep too, so
+    a deployment without that worker sends nothing rather than blocking the others."""
+    from evalsite.celery import app
+
+    for name in ("webhooks.tasks.webhook_deliver", "webhooks.tasks.webhooks_due"):
+        assert app.amqp.router.route({}, name)["queue"].name == "webhooks"
+    assert app.amqp.router.route({}, "dashboard.tasks.job_run")["queue"].name == "default"

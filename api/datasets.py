@@ -33,11 +33,11 @@ from api.schemas import (
     Page,
 )
 from corpora import READERS, SUFFIXES, WRITERS, DatasetError
+from corpora.limits import UPLOADS, upload_check
 from evalsite.errors import InvalidParameters
 
 router = Router(tags=["data sets"])
 
-MAX_IMPORT_BYTES = 200 * 1024 * 1024
 Name = Path(
     ...,
     pattern=NAME_PATTERN,
@@ -124,10 +124,11 @@ def dataset_upload(
     speakers_are_persons: bool = SpeakersArePersons,
 ) -> Status[dict[str, Any]]:
     """Import one file as a new data set (``dataset_import``, ``import_dataset``'s service):
-    read and checked whole, then stored in one transaction. A malformed file is a 400 whose
-    message names the line; nothing is stored."""
-    if file.size is not None and file.size > MAX_IMPORT_BYTES:
-        raise InvalidParameters(f"The file is larger than {MAX_IMPORT_BYTES // 2**20} MB.")
+    read and checked whole, then stored in one transaction. A malformed file, or one over
+    the upload limits (``corpora.limits.UPLOADS``, docs/datasets.md), is a 400 whose message
+    names the line or the limit; nothing is stored."""
+    if file.size is not None and file.size > UPLOADS.bytes:
+        raise InvalidParameters(f"The file is larger than {UPLOADS.bytes // 2**20} MB.")
     filename = _FILE_NAME.sub("_", FilePath(file.name or "upload").name)[-100:] or "upload"
     deidentifier = Deidentifier(speakers_are_persons=speakers_are_persons) if deidentify else None
     with tempfile.TemporaryDirectory() as folder:
@@ -136,6 +137,7 @@ def dataset_upload(
             for chunk in file.chunks():
                 handle.write(chunk)
         try:
+            upload_check(path, filename, parquet=format == "parquet")
             result = dataset_import(
                 name=name or path.stem,
                 fmt=format,
@@ -143,6 +145,7 @@ def dataset_upload(
                 source=source,
                 description=description,
                 deidentifier=deidentifier,
+                limits=UPLOADS,
             )
         except (DatasetError, OSError) as exc:
             message = str(exc).replace(str(path), filename).replace(folder, "")

@@ -20,6 +20,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
+from ninja import Header
 
 from api.errors import ApiError, error_body
 from api.models import IdempotencyKey
@@ -27,6 +28,13 @@ from evalsite.errors import AnnotationError
 
 KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
 _KEY = re.compile(KEY_PATTERN)
+# The header as an operation declares it (every POST that must not act twice).
+IdempotencyHeader = Header(
+    None,
+    alias="Idempotency-Key",
+    pattern=KEY_PATTERN,
+    description="Send the same key again to get the first answer back: nothing twice.",
+)
 # How long a replay waits for the first request's answer before answering 409.
 WAIT_SECONDS = 30.0
 POLL_SECONDS = 0.05

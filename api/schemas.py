@@ -340,3 +340,51 @@ class DatasetImported(Schema):
 
 class DatasetExportQuery(Schema):
     format: str = Field(max_length=16, description="csv, jsonl, parquet or parlai.")
+
+
+# --- webhooks (a campaign's endpoints and their deliveries) ----------------------------------
+
+
+class WebhookIn(Body):
+    url: str = Field(description="http(s), a public host, no credentials, at most 500 characters.")
+    events: list[str] = Field(
+        description="What it receives: assignment.submitted, campaign.finished, budget.low, "
+        "job.done, worker.blocked."
+    )
+
+
+class WebhookOut(Schema):
+    id: int
+    url: str
+    events: list[str]
+    active: bool = Field(description="false once it answered 410 Gone; a redelivery turns it on.")
+    secret_hint: str = Field(description="The secret's first characters, to tell them apart.")
+    created_at: datetime
+
+
+class WebhookCreated(WebhookOut):
+    secret: str = Field(description="Signs every delivery; shown in this answer only.")
+
+
+class WebhookPage(Schema):
+    count: int
+    results: list[WebhookOut]
+
+
+class DeliveryOut(Schema):
+    id: str = Field(description="The delivery id (X-Evalsite-Delivery): the same over retries.")
+    event: str
+    status: Literal["pending", "delivered", "failed"]
+    attempts: int
+    last_status_code: int | None = Field(description="The receiver's last answer; null: none.")
+    last_error: str
+    created_at: datetime
+    next_attempt_at: datetime
+    delivered_at: datetime | None
+
+
+class DeliveryPage(Schema):
+    count: int
+    limit: int
+    offset: int
+    results: list[DeliveryOut]

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from django.http import HttpRequest, JsonResponse
-from ninja import Header, Path, Query, Router
+from ninja import Path, Query, Router
 
 from api.access import actor, campaign_of
 from api.errors import CLIENT_ERRORS, ErrorOut, query_check
-from api.idempotency import KEY_PATTERN, idempotent
+from api.idempotency import IdempotencyHeader, idempotent
 from api.schemas import (
     PSEUDONYM_PATTERN,
     ApproveIn,
@@ -29,12 +29,6 @@ from dashboard import review, selectors, services
 router = Router(tags=["workers"])
 
 Pseudonym = Path(..., pattern=PSEUDONYM_PATTERN, description="The worker's pseudonym.")
-IdempotencyKey = Header(
-    None,
-    alias="Idempotency-Key",
-    pattern=KEY_PATTERN,
-    description="Send the same key again to get the first answer back: nothing twice.",
-)
 ActionPath = Path(..., description="What to do to the worker.")
 Action = Literal["approve", "reject", "soft_block", "bonus", "block", "forget"]
 
@@ -65,7 +59,7 @@ def workers_approve(
     request: HttpRequest,
     data: ApproveIn,
     slug: str = CampaignSlug,
-    idempotency_key: str | None = IdempotencyKey,
+    idempotency_key: str | None = IdempotencyHeader,
 ) -> JsonResponse:
     """Approve the submitted work of ``workers`` (null: of everyone waiting for review)."""
     campaign = campaign_of(request, slug)
@@ -88,7 +82,7 @@ def worker_action(
     slug: str = CampaignSlug,
     pseudonym: str = Pseudonym,
     action: Action = ActionPath,
-    idempotency_key: str | None = IdempotencyKey,
+    idempotency_key: str | None = IdempotencyHeader,
 ) -> JsonResponse:
     """Approve or reject (``reason``: the feedback) their submitted assignments, soft-block
     them here, pay a bonus (``amount``, ``reason``), block them on their provider, or forget

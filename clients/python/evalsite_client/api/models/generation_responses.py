@@ -1,0 +1,249 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_out import ErrorOut
+from ...models.response_page import ResponsePage
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    name: str,
+    job_id: int,
+    *,
+    limit: int | Unset = 50,
+    offset: int | Unset = 0,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["limit"] = limit
+
+    params["offset"] = offset
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/models/{name}/jobs/{job_id}/responses".format(
+            name=quote(str(name), safe=""),
+            job_id=quote(str(job_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorOut | ResponsePage | None:
+    if response.status_code == 200:
+        response_200 = ResponsePage.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorOut.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorOut.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorOut.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorOut.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorOut.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 422:
+        response_422 = ErrorOut.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ErrorOut.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorOut | ResponsePage]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    name: str,
+    job_id: int,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 50,
+    offset: int | Unset = 0,
+) -> Response[ErrorOut | ResponsePage]:
+    """Generation Responses
+
+     The job's contexts with the model's stored responses (null until generated).
+
+    Args:
+        name (str): The model's name. Example: generic-bot.
+        job_id (int): The generation job's id.
+        limit (int | Unset):  Default: 50.
+        offset (int | Unset):  Default: 0.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorOut | ResponsePage]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        job_id=job_id,
+        limit=limit,
+        offset=offset,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    name: str,
+    job_id: int,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 50,
+    offset: int | Unset = 0,
+) -> ErrorOut | ResponsePage | None:
+    """Generation Responses
+
+     The job's contexts with the model's stored responses (null until generated).
+
+    Args:
+        name (str): The model's name. Example: generic-bot.
+        job_id (int): The generation job's id.
+        limit (int | Unset):  Default: 50.
+        offset (int | Unset):  Default: 0.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorOut | ResponsePage
+    """
+
+    return sync_detailed(
+        name=name,
+        job_id=job_id,
+        client=client,
+        limit=limit,
+        offset=offset,
+    ).parsed
+
+
+async def asyncio_detailed(
+    name: str,
+    job_id: int,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 50,
+    offset: int | Unset = 0,
+) -> Response[ErrorOut | ResponsePage]:
+    """Generation Responses
+
+     The job's contexts with the model's stored responses (null until generated).
+
+    Args:
+        name (str): The model's name. Example: generic-bot.
+        job_id (int): The generation job's id.
+        limit (int | Unset):  Default: 50.
+        offset (int | Unset):  Default: 0.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorOut | ResponsePage]
+    """
+
+    kwargs = _get_kwargs(
+        name=name,
+        job_id=job_id,
+        limit=limit,
+        offset=offset,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    name: str,
+    job_id: int,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = 50,
+    offset: int | Unset = 0,
+) -> ErrorOut | ResponsePage | None:
+    """Generation Responses
+
+     The job's contexts with the model's stored responses (null until generated).
+
+    Args:
+        name (str): The model's name. Example: generic-bot.
+        job_id (int): The generation job's id.
+        limit (int | Unset):  Default: 50.
+        offset (int | Unset):  Default: 0.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorOut | ResponsePage
+    """
+
+    return (
+        await asyncio_detailed(
+            name=name,
+            job_id=job_id,
+            client=client,
+            limit=limit,
+            offset=offset,
+        )
+    ).parsed

@@ -1,0 +1,11 @@
+from enum import StrEnum
+
+
+class GenerationJobOutStatus(StrEnum):
+    DONE = "done"
+    FAILED = "failed"
+    QUEUED = "queued"
+    RUNNING = "running"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,4 +1,5 @@
-"""``python manage.py export``: a campaign's raw judgments, or dialogues and their labels."""
+"""``python manage.py export``: a campaign's raw judgments, or dialogues and their labels, or
+the whole campaign as a Hugging Face dataset folder with its card."""
 
 from pathlib import Path
 from typing import Any
@@ -8,12 +9,15 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.dataset_reads import campaign_dialogue_records, dataset_records
 from annotation.exports import FORMATS, battles_export, judgments_export
+from annotation.hf_export import campaign_hf_export
+from annotation.management.cli import run
 from annotation.models import Campaign, Dataset
 from annotation.protocols import Battles, registry
 from annotation.services.datasets import records_export
 from corpora import SUFFIXES, WRITERS
 
 BATTLES = "battles"
+HF = "hf"
 
 
 class Command(BaseCommand):
@@ -22,7 +26,9 @@ class Command(BaseCommand):
         "item's payload) as CSV, JSONL or Parquet; or, with --dialogues or --dataset, "
         "dialogues with their labels as CSV, JSONL, Parquet or ParlAI's format "
         "(docs/datasets.md); or, with --format battles, an arena campaign's votes in the public "
-        "arena format (Chatbot Arena / LMArena battles, JSONL). Workers appear only by "
+        "arena format (Chatbot Arena / LMArena battles, JSONL); or, with --format hf, the "
+        "campaign as a Hugging Face dataset folder (Parquet per configuration and a dataset "
+        "card, README.md) for `huggingface-cli upload`. Workers appear only by "
         "pseudonym; gold checks are left out, and so are soft-blocked workers unless "
         "--include-flagged, and LLM judges unless --judges."
     )
@@ -31,15 +37,24 @@ class Command(BaseCommand):
         parser.add_argument("campaign", nargs="?", help="The campaign's slug.")
         parser.add_argument(
             "--format",
-            choices=sorted(set(FORMATS) | set(WRITERS) | {BATTLES}),
+            choices=sorted(set(FORMATS) | set(WRITERS) | {BATTLES, HF}),
             default="csv",
             help="File format (default csv); parlai is for dialogues only; battles is an arena "
-            "campaign's votes in the public arena format (JSONL, one record per vote).",
+            "campaign's votes in the public arena format (JSONL, one record per vote); hf is "
+            "the campaign as a Hugging Face dataset folder (judgments, dialogues, items and "
+            "the dataset card).",
         )
         parser.add_argument(
             "--out",
             type=Path,
-            help="File to write; default var/exports/<campaign or data set>-<what>.<suffix>.",
+            help="File to write (with --format hf, a new or empty folder); default "
+            "var/exports/<campaign or data set>-<what>.<suffix> (hf: <campaign>-hf/).",
+        )
+        parser.add_argument(
+            "--license",
+            help="With --format hf, required: the data's licence as the Hugging Face Hub "
+            "names it (e.g. cc-by-4.0, cc-by-nc-4.0, cc0-1.0); evalsite records none for a "
+            "study and never guesses one.",
         )
         parser.add_argument(
             "--include-flagged",
@@ -75,6 +90,13 @@ class Command(BaseCommand):
             raise CommandError("Give a campaign or --dataset, not both.")
         if fmt == BATTLES and (options["dataset"] or options["dialogues"]):
             raise CommandError("--format battles exports an arena campaign's votes, not dialogues.")
+        if fmt == HF and (options["dataset"] or options["dialogues"] or options["judges"]):
+            raise CommandError(
+                "--format hf exports a campaign whole (its crowd's judgments, dialogues and "
+                "items); leave out --dataset, --dialogues and --judges."
+            )
+        if options["license"] and fmt != HF:
+            raise CommandError("--license is for --format hf (the dataset card's licence).")
         if options["dataset"]:
             dataset = Dataset.objects.filter(name=options["dataset"]).first()
             if dataset is None:
@@ -93,6 +115,9 @@ class Command(BaseCommand):
             return
         if options["split_by_author"]:
             raise CommandError("--split-by-author applies to dialogues (--dialogues, --dataset).")
+        if fmt == HF:
+            self._hf(campaign, options)
+            return
         if fmt == BATTLES:
             self._battles(campaign, options)
             return
@@ -134,6 +159,32 @@ class Command(BaseCommand):
             out.unlink(missing_ok=True)  # not a partial file that reads as the whole
             raise CommandError(f"Cannot export {campaign.slug} as arena votes: {exc}") from None
         self.stdout.write(f"wrote {votes} arena votes to {out}")
+
+    def _hf(self, campaign: Campaign, options: dict[str, Any]) -> None:
+        if not options["license"]:
+            raise CommandError(
+                "--format hf needs --license: the study records no licence and evalsite never "
+                "guesses one. Give the licence your consent form and data allow, as the Hugging "
+                "Face Hub names it, e.g. --license cc-by-4.0."
+            )
+        out = options["out"] or (settings.DATA_DIR / "exports" / f"{campaign.slug}-hf")
+        try:
+            configs = run(
+                lambda: campaign_hf_export(
+                    campaign,
+                    out,
+                    licence=options["license"],
+                    include_flagged=options["include_flagged"],
+                )
+            )
+        except OSError as exc:
+            raise CommandError(f"Cannot write {out}: {exc.strerror}") from None
+        for config in configs:
+            self.stdout.write(f"wrote {config.rows} rows to {out / config.name}")
+        self.stdout.write(
+            f"wrote the dataset card to {out / 'README.md'}; upload with: "
+            f"huggingface-cli upload ORG/NAME {out} --repo-type dataset"
+        )
 
     def _dialogues(self, records: list, stem: str, options: dict[str, Any]) -> None:
         fmt = options["format"]

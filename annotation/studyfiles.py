@@ -39,6 +39,7 @@ from annotation.services import (
     training_items_add,
 )
 from annotation.study_pages import STUDY_FIELDS, study_clean
+from corpora.limits import STUDY_FILE_MAX_BYTES, yaml_load
 from corpora.readers import (
     read_contexts,
     read_gold_lines,
@@ -100,19 +101,29 @@ class Created:
 
 
 def study_load(path: Path) -> dict[str, Any]:
-    """Return the study file's mapping (YAML, or JSON for ``.json``); raise StudyFileError."""
+    """Return the study file's mapping (YAML, or JSON for ``.json``); raise StudyFileError.
+
+    The file is bounded before it is parsed (``corpora.limits``): its size, and for YAML the
+    aliases, what they expand to and the nesting depth; JSON nested past the parser's stack
+    is refused too."""
     try:
+        if path.stat().st_size > STUDY_FILE_MAX_BYTES:
+            raise StudyFileError(
+                f"{path.name}: a study file is at most {STUDY_FILE_MAX_BYTES // 2**20} MB."
+            )
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise StudyFileError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise StudyFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml_load(text)
     except json.JSONDecodeError as exc:
         raise StudyFileError(
             f"{path.name}, line {exc.lineno}: not valid JSON ({exc.msg})"
         ) from None
+    except RecursionError:
+        raise StudyFileError(f"{path.name}: not valid JSON (nested too deeply)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f", line {mark.line + 1}" if mark is not None else ""

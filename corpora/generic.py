@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from corpora.limits import parquet_check
 from corpora.records import (
     DatasetError,
     DialogueRecord,
@@ -247,9 +248,11 @@ def write_csv(records: Iterable[DialogueRecord], path: Path) -> int:
 
 
 def read_parquet(path: Path) -> list[DialogueRecord]:
-    """Read a Parquet file with the CSV format's columns."""
+    """Read a Parquet file with the CSV format's columns, once ``parquet_check`` has bounded
+    its rows and decoded size."""
     import pandas as pd
 
+    parquet_check(path, path.name)
     try:
         frame = pd.read_parquet(path)
     except Exception as exc:  # pyarrow raises several types for a file that is not Parquet

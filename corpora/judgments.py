@@ -100,7 +100,7 @@ class JudgmentFile:
 
 def map_read(path: Path) -> JudgmentMap:
     """Read a JSON mapping file (keys as ``JudgmentMap``'s); raise CorpusError naming it."""
-    text = _text(path, path.name, "read")
+    text = _text(path, path.name)
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -163,7 +163,7 @@ def read_judgments(
     """
     if fmt not in FORMATS:
         raise CorpusError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    text = _text(path, path.name, "read")
+    text = _text(path, path.name)
     if fmt == "long":
         return _long(path, text, mapping, provider)
     try:

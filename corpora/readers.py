@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from corpora.records import Context, CorpusError
+from corpora.limits import file_bytes
+from corpora.records import Context, CorpusError, DatasetError
 
 
 def _why(exc: Exception) -> str:
@@ -23,12 +24,13 @@ def _why(exc: Exception) -> str:
     return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
-def _text(path: Path, name: str, verb: str) -> str:
-    """Return the file's UTF-8 text (a BOM dropped); raise CorpusError naming it as ``name``."""
+def _text(path: Path, name: str) -> str:
+    """Return the file's UTF-8 text (a BOM dropped) once within ``limits.FILES``; raise
+    CorpusError naming it as ``name``."""
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise CorpusError(f"{name}: cannot {verb}: {exc.strerror}") from None
+        return file_bytes(path, name).decode("utf-8-sig")
+    except DatasetError as exc:
+        raise CorpusError(str(exc)) from None
     except UnicodeDecodeError as exc:
         raise CorpusError(f"{name}: not UTF-8 text (byte {exc.start})") from None
 
@@ -47,7 +49,7 @@ def read_contexts(path: Path, *, max_turns: int = 3) -> list[Context]:
     reader = readers.get(path.suffix.lower())
     if reader is None:
         raise CorpusError(f"{path}: use a .jsonl, .csv or .txt file of contexts")
-    text = _text(path, str(path), "open")
+    text = _text(path, str(path))
     try:
         rows = reader(text)
     except (CorpusError, csv.Error) as exc:
@@ -128,7 +130,7 @@ def read_responses(path: Path) -> dict[str, dict[str, str]]:
     Returns model → context id → response. A malformed line or a repeated (model, id) refuses
     the whole file, naming the line.
     """
-    text = _text(path, str(path), "open")
+    text = _text(path, str(path))
     responses: dict[str, dict[str, str]] = {}
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -155,7 +157,7 @@ def read_responses(path: Path) -> dict[str, dict[str, str]]:
 def read_jsonl_objects(path: Path, needs: tuple[str, ...]) -> list[dict[str, Any]]:
     """Read a JSONL file of objects with the ``needs`` keys (items, gold checks), naming the
     first bad line; raise CorpusError."""
-    text = _text(path, path.name, "read")
+    text = _text(path, path.name)
     records = []
     for n, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from corpora.limits import file_bytes
 from corpora.records import (
     EMOCONTEXT_LABELS,
     EMOTIONLINES_LABELS,
@@ -46,12 +47,10 @@ def file_text(path: Path) -> str:
     """Return a text file's content: UTF-8 (a BOM is dropped), else Windows-1252.
 
     Some corpus releases mix encodings (MELD's curly quotes); a file that is not valid UTF-8 is
-    read as cp1252, which decodes every byte, rather than refused or garbled silently.
+    read as cp1252, which decodes every byte, rather than refused or garbled silently. A file
+    over ``limits.FILES`` is refused before it is decoded.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot open: {exc.strerror}") from None
+    data = file_bytes(path, str(path))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -128,11 +127,8 @@ def read_ed(path: Path) -> list[DialogueRecord]:
 
 def _ed_dialogues(path: Path) -> dict[str, dict[str, Any]]:
     """Return conv_id → emotion, situation and (speaker, text) turns, checked line by line."""
-    try:
-        handle = path.open(encoding="utf-8-sig", newline="")
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot open: {exc.strerror}") from None
-    with handle:
+    data = file_bytes(path, str(path))
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle)
         try:
             header = next(reader)

@@ -25,6 +25,7 @@ from annotation.campaign_settings import SETTINGS
 from annotation.models import Campaign
 from annotation.protocols import registry
 from annotation.study_pages import STUDY_FIELDS, instructions_default
+from corpora.limits import STUDY_FILE_MAX_BYTES
 from dashboard import drafts
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.drafts.plan import draft_plan
@@ -203,6 +204,11 @@ def wizard_start(request: HttpRequest) -> HttpResponse:
 def _start_from_file(request: HttpRequest) -> HttpResponse:
     upload = request.FILES.get("study_file")
     assert isinstance(upload, UploadedFile)  # the caller saw the field
+    if (upload.size or 0) > STUDY_FILE_MAX_BYTES:  # refused before it is read into memory
+        messages.error(
+            request, f"{upload.name}: a study file is at most {STUDY_FILE_MAX_BYTES // 2**20} MB."
+        )
+        return redirect("dashboard:wizard")
     try:
         campaign = drafts.draft_from_study_file(
             owner=request.user, name=upload.name or "study.yaml", content=upload.read()

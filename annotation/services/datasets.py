@@ -21,6 +21,7 @@ from django.db import DataError, IntegrityError, models, transaction
 from annotation.deidentify import Deidentifier
 from annotation.models import Dataset, Dialogue, Situation, Utterance
 from corpora import READERS, SUFFIXES, WRITERS, Reader
+from corpora.limits import FILES, Limits
 from corpora.records import DatasetError, DialogueRecord
 from evalsite.errors import Conflict, InvalidParameters
 
@@ -109,8 +110,11 @@ def dataset_import(
     source: str = "",
     description: str = "",
     deidentifier: Deidentifier | None = None,
+    limits: Limits = FILES,
 ) -> ImportResult:
     """Read the files and store them as one new data set, all or nothing.
+
+    ``limits`` bound the utterances stored (``corpora.limits``: ``UPLOADS`` in a web request).
 
     ``source`` fills the sub-source of dialogues whose file does not name one (e.g. Friends).
     With a ``deidentifier``, texts, situations and speaker names are de-identified before
@@ -122,6 +126,9 @@ def dataset_import(
     if Dataset.objects.filter(name=name).exists():
         raise Conflict(f"A data set named {name!r} exists already; choose another name.")
     records = records_read(fmt, paths)
+    if sum(len(r.utterances) for r in records) > limits.rows:
+        # What storing them costs: a line of JSONL may hold thousands of utterances.
+        raise DatasetError(f"More than {limits.rows:,} utterances; split the data set.")
     replaced = records_deidentify(records, deidentifier) if deidentifier else 0
     for record in records:
         _record_check(record)

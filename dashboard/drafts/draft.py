@@ -15,6 +15,7 @@ from annotation.models import Campaign
 from annotation.protocols import registry
 from annotation.services import campaign_budget_set, campaign_create, campaign_settings_update
 from annotation.studyfiles import study_create, study_load, study_read
+from corpora.limits import STUDY_FILE_MAX_BYTES
 from dashboard.drafts.cards import SETTINGS, protocol_card, setting_defaults
 from evalsite.errors import Conflict, InvalidParameters
 
@@ -81,7 +82,6 @@ def draft_settings_update(
 
 
 # A study file's own items name files beside it, which an uploaded file cannot reach.
-STUDY_FILE_MAX_BYTES = 1024 * 1024
 _FILE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -91,7 +91,9 @@ def draft_from_study_file(*, owner: Any, name: str, content: bytes) -> Campaign:
     names are beside it on the researcher's disk, not here: they are not read, and the items
     are uploaded in step 3. All or nothing; StudyFileError names the key."""
     if len(content) > STUDY_FILE_MAX_BYTES:
-        raise InvalidParameters(f"{name}: a study file is at most 1 MB.")
+        raise InvalidParameters(
+            f"{name}: a study file is at most {STUDY_FILE_MAX_BYTES // 2**20} MB."
+        )
     safe = _FILE_NAME.sub("_", Path(name).name)[-100:] or "study.yaml"
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / safe

@@ -14,20 +14,21 @@ from django.core.files.uploadedfile import UploadedFile
 from annotation.models import Campaign
 from annotation.protocols import GoldChecks, Protocol, registry
 from annotation.services import training_items_clean
+from corpora.limits import UPLOADS, upload_check
 from corpora.readers import (
     Context,
-    CorpusError,
     read_contexts,
     read_gold_lines,
     read_jsonl_objects,
     read_responses,
     read_training_lines,
 )
+from corpora.records import DatasetError
 from dashboard.drafts.cards import protocol_builds_items
 from evalsite.errors import InvalidParameters
 from modelhub.models import ModelEndpoint
 
-MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+MAX_UPLOAD_BYTES = UPLOADS.bytes
 MAX_TURNS = 10
 _FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -89,7 +90,8 @@ def _read_upload(upload: UploadedFile, reader: Callable[[Path], Any]) -> Any:
     """Run ``reader`` on the upload saved under its own (sanitised) name, for its messages.
 
     The copy lives in a temporary folder for the length of the read; only the records it
-    yields are kept.
+    yields are kept. It is measured against ``corpora.limits.UPLOADS`` (bytes, lines, the
+    longest line) before ``reader`` parses it, which bounds the time this request takes.
     """
     if upload.size is not None and upload.size > MAX_UPLOAD_BYTES:
         raise InvalidParameters(
@@ -102,8 +104,9 @@ def _read_upload(upload: UploadedFile, reader: Callable[[Path], Any]) -> Any:
             for chunk in upload.chunks():
                 handle.write(chunk)
         try:
+            upload_check(path, name)
             return reader(path)
-        except CorpusError as exc:
+        except DatasetError as exc:
             raise InvalidParameters(str(exc).replace(str(path), name)) from None
 
 

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign
 from annotation.protocols import registry
+from corpora.limits import yaml_load
 from evalsite.errors import AnnotationError
 from judges.prompts import template_clean, template_default
 from judges.services import MAX_ATTEMPTS, MAX_BATCH, MODES, judge_start
@@ -121,6 +122,6 @@ class Command(BaseCommand):
         if len(raw) > MAX_TEMPLATE_BYTES:
             raise CommandError(f"{path} is larger than {MAX_TEMPLATE_BYTES} bytes.")
         try:
-            return yaml.safe_load(raw.decode("utf-8"))
+            return yaml_load(raw.decode("utf-8"))
         except (UnicodeDecodeError, yaml.YAMLError) as exc:
             raise CommandError(f"{path} is not UTF-8 YAML or JSON: {exc}") from None

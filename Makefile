@@ -4,18 +4,45 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test lint install install-dev axe translations migrate run web worker clean
+.PHONY: demo test lint install install-dev lock client axe translations migrate run web worker clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: requirements.txt | $(PY)
-	$(PIP) install -q -r requirements.txt
+# Installs come from the hash-locked files in requirements/ (requirements/README.md): every
+# package pinned with its hashes, none resolved at install time (--no-deps). PyTorch's CPU build
+# is on PyTorch's own index; TORCH_INDEX= (empty) leaves it out where pip finds the wheel
+# elsewhere (.ci/run).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+LOCKED_INSTALL := $(PIP) install -q --require-hashes --no-deps \
+	$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+
+$(VENV)/.installed: requirements/inference.lock | $(PY)
+	$(LOCKED_INSTALL) -r requirements/inference.lock
 	touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt $(VENV)/.installed
-	$(PIP) install -q -r requirements-dev.txt
+$(VENV)/.installed-dev: requirements/dev.lock $(VENV)/.installed
+	$(LOCKED_INSTALL) -r requirements/dev.lock
 	touch $@
+
+## lock: re-compile requirements/*.lock from requirements/*.txt (uv, from the dev set); the
+## web and inference locks take the dev lock's versions, so the three agree
+## (TORCH_WHEELS: where uv finds torch's +cpu wheel; UV_ARGS passes options, e.g. --upgrade)
+TORCH_WHEELS ?= https://download.pytorch.org/whl/torch/
+UV_COMPILE := $(VENV)/bin/uv pip compile --quiet --generate-hashes --python-version 3.11 \
+	--python-platform x86_64-manylinux_2_28 --find-links $(TORCH_WHEELS) \
+	--custom-compile-command "make lock" $(UV_ARGS)
+
+lock: $(VENV)/.installed-dev
+	$(UV_COMPILE) requirements/dev.txt -o requirements/dev.lock
+	$(UV_COMPILE) requirements/inference.txt -c requirements/dev.lock -o requirements/inference.lock
+	$(UV_COMPILE) requirements/web.txt -c requirements/dev.lock \
+		--override requirements/web-overrides.txt -o requirements/web.lock
+
+## client: regenerate the Python client (clients/python) from the API's schema
+## (tests/api/test_client_generated.py fails while it is stale)
+client: $(VENV)/.installed-dev
+	$(PY) clients/generate.py
 
 # The worker pages' compiled translations (generated, not committed): docs/protocols.md
 MO := $(patsubst %.po,%.mo,$(wildcard locale/*/LC_MESSAGES/django.po))

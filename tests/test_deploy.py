@@ -1,12 +1,14 @@
 """The production topology of compose.yaml, run as plain processes (no container runtime here).
 
-The `migrate`, `web`, `worker`, `inference` and `beat` commands are read from compose.yaml and
-started verbatim with the production environment it gives (EVALSITE_PRODUCTION=true), pointed
-at the test's PostgreSQL and Redis: gunicorn with two uvicorn worker processes behind one port,
-one Celery worker per queue, beat. Then a Likert study runs end to end over HTTP (workers
-arrive by URL and answer until it is full, the report job runs on the worker, the export
-downloads), a live chat with GenericBot runs over a real websocket (bot turns on the
-`inference` worker), and `/ready/` flips to 503 when the broker it points at stops.
+The `migrate`, `web`, `worker`, `inference`, `webhooks` and `beat` commands are read from
+compose.yaml and started verbatim with the production environment it gives
+(EVALSITE_PRODUCTION=true), pointed at the test's PostgreSQL and Redis: gunicorn with two
+uvicorn worker processes behind one port, one Celery worker per queue, beat. Then a Likert
+study runs end to end over HTTP (workers arrive by URL and answer until it is full, the report
+job runs on the worker, the export downloads), a live chat with GenericBot runs over a real
+websocket (bot turns on the `inference` worker), compose's healthchecks pass against the
+running services (the workers' fails once they stop), and `/ready/` flips to 503 when the
+broker it points at stops.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from modelhub.services import endpoint_register
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-SERVICES = ("migrate", "web", "worker", "inference", "beat")
+SERVICES = ("migrate", "web", "worker", "inference", "webhooks", "beat")
 JOB_SUCCEEDED = re.compile(r"Task dashboard\.tasks\.job_run\[[^\]]+\] succeeded")
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -218,8 +220,9 @@ def stack(tmp_path) -> Iterator[tuple[str, Processes, dict[str, str]]]:
         assert migrate.wait(timeout=120) == 0, processes.log("migrate")
         for name in SERVICES[1:]:
             command = [interpolate(str(part), given) for part in services[name]["command"]]
-            if name == "beat":
-                command[command.index("/data/celerybeat-schedule")] = str(tmp_path / "beat")
+            if name == "beat":  # the data volume is this test's data folder
+                schedule = command.index("/data/celerybeat-schedule")
+                command[schedule] = local["EVALSITE_DATA_DIR"] + "/celerybeat-schedule"
             processes.start(name, command, env_of(name))
         base = f"http://127.0.0.1:{port}"
         wait_until(lambda: get_json(f"{base}/ready/")[0] == 200, 60, "the web server's /ready/")
@@ -241,6 +244,35 @@ def test_compose_names_the_stack_this_test_runs():
     assert services["inference"]["command"][services["inference"]["command"].index("-Q") + 1] == (
         "inference"
     )
+
+
+def test_compose_builds_the_inference_worker_alone_with_the_ml_stack():
+    services = compose()["services"]
+    targets = {name: services[name]["build"]["target"] for name in SERVICES}
+    assert targets == {**dict.fromkeys(SERVICES, "web"), "inference": "inference"}
+    stages = re.findall(r"^FROM \S+ AS (\S+)$", (ROOT / "Dockerfile").read_text(), re.M)
+    assert {"web", "inference"} <= set(stages) and stages[-1] == "web"  # the default build
+
+
+def test_compose_gives_every_long_running_service_a_healthcheck_and_a_memory_limit():
+    services = compose()["services"]
+    for name in ("postgres", "redis", "web", "worker", "inference", "webhooks", "beat"):
+        assert services[name]["healthcheck"]["test"], name
+    for name in ("web", "worker", "inference", "webhooks", "beat"):
+        assert re.fullmatch(r"\d+[mg]", services[name]["mem_limit"]), name
+
+
+def healthcheck(name: str, env: dict[str, str], port: int) -> subprocess.CompletedProcess:
+    """Run a service's compose healthcheck here as Docker runs it in its container: `$$` is
+    compose's escaped `$`, HOSTNAME the container's host name, /data the data volume (this
+    test's data folder) and 8000 the web port (this test's)."""
+    kind, *test = compose()["services"][name]["healthcheck"]["test"]
+    here = {"$$": "$", "/data": env["EVALSITE_DATA_DIR"], ":8000/": f":{port}/"}
+    for old, new in here.items():
+        test = [part.replace(old, new) for part in test]
+    command = ["sh", "-c", *test] if kind == "CMD-SHELL" else test
+    env = {**env, "HOSTNAME": socket.gethostname(), "PATH": f"{BIN}{os.pathsep}{env['PATH']}"}
+    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_compose_publishes_the_web_port_to_this_host_only_and_trusts_only_the_proxy():
@@ -371,6 +403,18 @@ def test_production_stack_runs_a_study_and_a_live_chat_end_to_end(stack, tmp_pat
     assert reply == "I don't know."
     assert Utterance.objects.filter(dialogue__campaign=chat, speaker="bot").count() == 2
     assert "chat_bot_turn" in processes.log("inference")
+
+    # compose's healthchecks pass against the running services; the workers' fails once they
+    # stop (here all three answer to celery@<this host>, in their containers each to its own).
+    port = int(base.rpartition(":")[2])
+    for name in ("web", "worker", "inference", "webhooks"):
+        result = healthcheck(name, web_env, port)
+        assert result.returncode == 0, (name, result.stdout, result.stderr[-2000:])
+    wait_until(lambda: healthcheck("beat", web_env, port).returncode == 0, 60, "beat's file")
+    processes.stop("worker")
+    processes.stop("inference")
+    processes.stop("webhooks")
+    assert healthcheck("worker", web_env, port).returncode != 0
 
 
 async def _chat(url: str) -> str:

@@ -50,7 +50,9 @@ Format = Form(..., max_length=32, description=f"Its format: {', '.join(READERS)}
 NewName = Form("", max_length=200, description="The new data set's name; default: the file's.")
 Source = Form("", max_length=200, description="Sub-source for dialogues whose file names none.")
 Description = Form("", max_length=5000, description="A note kept with the data set.")
-Deidentify = Form(False, description="Replace emails, URLs, phone numbers, @handles first.")
+Deidentify = Form(
+    False, description="Replace emails, URLs, IBANs, dates of birth, phone numbers, @handles first."
+)
 SpeakersArePersons = Form(False, description="With deidentify: speaker names are persons too.")
 
 

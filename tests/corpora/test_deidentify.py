@@ -1,13 +1,15 @@
 """De-identification: typed, indexed, consistent per dialogue; reviewed; never exported."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.dataset_reads import deidentification_replacements
-from annotation.deidentify import Deidentifier, names_read
+from annotation.deidentify import Deidentifier, _Names, names_read
 from annotation.models import Dataset, Situation, Utterance
 
 CHAT = (
@@ -146,9 +148,9 @@ def test_phone_numbers_are_replaced_whole(number):
 @pytest.mark.parametrize(
     "text",
     [
-        "Born 1990-05-12.",
-        "Born 12/05/1990.",
-        "Born 12.05.1990.",
+        "Moved 1990-05-12.",
+        "Moved 12/05/1990.",
+        "Moved 12.05.1990.",
         "Counting 3 - 2 - 1 - 0, go!",
         "Counting 5 4 3 2 1 0 9 8, go!",
         "From 1990-2000 I lived there.",
@@ -164,3 +166,98 @@ def test_a_date_next_to_a_phone_number_leaves_the_date_and_replaces_the_number()
         ["On 1990-05-12 415-555-0100 and 0151 496 0000 12.05.1990"]
     )
     assert text == "On 1990-05-12 phone_1 and phone_2 12.05.1990"
+
+
+@pytest.mark.parametrize(
+    "domain", ["example.co.uk", "shop.example.com.au", "example.de", "myblog.io", "example.nz"]
+)
+def test_bare_domains_of_every_country_are_urls(domain):
+    [text], _, replaced = Deidentifier().dialogue([f"See {domain}/me now"])
+    assert text == "See url_1 now"
+    assert [r.original for r in replaced] == [f"{domain}/me"]
+
+
+@pytest.mark.parametrize("text", ["I got go.You should too", "a world.Life", "fine.thanks"])
+def test_a_missing_space_after_a_full_stop_is_no_url(text):
+    assert Deidentifier().dialogue([text])[0] == [text]
+
+
+@pytest.mark.parametrize(
+    "iban", ["DE89370400440532013000", "GB82 WEST 1234 5698 7654 32", "BE68539007547034"]
+)
+def test_ibans_with_a_valid_checksum_are_replaced(iban):
+    [text], _, replaced = Deidentifier().dialogue([f"Pay {iban} today"])
+    assert text == "Pay iban_1 today"
+    assert [(r.kind, r.original) for r in replaced] == [("iban", iban)]
+
+
+@pytest.mark.parametrize("text", ["Pay DE00370400440532013000 today", "Code AB12CD34EF56 expired"])
+def test_a_wrong_iban_checksum_is_no_iban(text):
+    assert Deidentifier().dialogue([text])[0] == [text]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I was born on 12 May 1990 here", "I was born on dob_1 here"),
+        ("DOB: 12/05/1990", "DOB: dob_1"),
+        ("my birthday is March 3rd!", "my birthday is dob_1!"),
+        ("Born 1990-05-12.", "Born dob_1."),
+        ("b-day: 4th of July", "b-day: dob_1"),
+    ],
+)
+def test_dates_of_birth_are_replaced(text, expected):
+    assert Deidentifier().dialogue([text])[0] == [expected]
+
+
+@pytest.mark.parametrize(
+    "text", ["We met on 12 May 1990.", "Born 1990 and raised here.", "I was born in March."]
+)
+def test_other_dates_and_years_of_birth_are_left(text):
+    assert Deidentifier().dialogue([text])[0] == [text]
+
+
+def test_listed_names_are_found_exactly_where_a_regex_alternation_finds_them():
+    names = ["Amy", "Amy Lee", "Lee", "Ann", "Anna", "Zoë", "Ştefan", "Jo-Jo", "Mr. Lee", "İpek"]
+    texts = [
+        "amy lee met Anna, not Ann; AMY and Lee and mr. lee",
+        "Annabel, Amyx, x_Amy, Amy_, Amy's, (Amy) Jo-Jo Jo-Jones",
+        "Zoë and ZOË and ştefan; İpek İPEK, i̇pek",
+        "Amy Lee Lee Amy Amy Lee",
+    ]
+    words = sorted(names, key=len, reverse=True)
+    pattern = re.compile(
+        r"(?<!\w)(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)", re.IGNORECASE
+    )
+    finder = _Names(names)
+    for text in texts:
+        assert list(_Names.matches(text, [finder])) == [m.span() for m in pattern.finditer(text)]
+
+
+LEAKS = Path(__file__).parents[1] / "annotation" / "data" / "leaks.jsonl"
+
+
+def test_every_span_of_the_leak_list_is_replaced_and_no_look_alike_as_a_date_or_iban():
+    for line in LEAKS.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        _, _, replaced = Deidentifier().dialogue([row["text"]])
+        got = {(r.kind, r.original) for r in replaced}
+        assert {(kind, span) for kind, span in row["leaks"]} <= got, row["text"]
+        if not row["leaks"]:
+            assert not {kind for kind, _ in got} & {"dob", "iban"}, row["text"]
+
+
+@pytest.mark.django_db
+def test_import_stores_no_iban_date_of_birth_or_foreign_domain(tmp_path):
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(
+        '{"dialogue": "d1", "utterances": ['
+        '{"speaker": "A", "text": "Pay GB82 WEST 1234 5698 7654 32, see example.co.uk"}, '
+        '{"speaker": "B", "text": "I was born on 12 May 1990"}]}\n',
+        encoding="utf-8",
+    )
+    call_command("import_dataset", "jsonl", str(chat), "--name", "d", "--deidentify")
+    assert list(Utterance.objects.order_by("index").values_list("text", flat=True)) == [
+        "Pay iban_1, see url_1",
+        "I was born on dob_1",
+    ]

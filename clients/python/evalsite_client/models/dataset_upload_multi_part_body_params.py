@@ -22,7 +22,8 @@ class DatasetUploadMultiPartBodyParams:
         name (str | Unset): The new data set's name; default: the file's. Default: ''.
         source (str | Unset): Sub-source for dialogues whose file names none. Default: ''.
         description (str | Unset): A note kept with the data set. Default: ''.
-        deidentify (bool | Unset): Replace emails, URLs, phone numbers, @handles first. Default: False.
+        deidentify (bool | Unset): Replace emails, URLs, IBANs, dates of birth, phone numbers, @handles first. Default:
+            False.
         speakers_are_persons (bool | Unset): With deidentify: speaker names are persons too. Default: False.
     """
 

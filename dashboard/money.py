@@ -14,8 +14,10 @@ from decimal import Decimal
 from django.conf import settings
 
 from annotation.models import Campaign
+from evalsite.errors import InvalidParameters
 from providers import PROVIDER_NAMES, provider_get
 from recruitment.models import Publication
+from recruitment.services import payment_resolve, payment_retry
 
 
 def provider_currency(name: str) -> str:
@@ -46,3 +48,29 @@ def money_text(amount: Decimal | float | int | str | None, currency: str) -> str
     if amount is None or amount == "":
         return "–"
     return f"{Decimal(str(amount)):.2f} {currency}"
+
+
+PAYMENT_ACTIONS = {
+    "retry": "Send again (I checked: it was not paid)",
+    "paid": "Mark paid",
+    "failed": "Mark not paid",
+}
+
+
+def payment_act(*, campaign: Campaign, payment_id: str, action: str, note: str, actor: str) -> str:
+    """Carry out a researcher's decision on a payment that needs attention (the flagged rows
+    of the campaign page); return what happened. The services check and audit it."""
+    if action not in PAYMENT_ACTIONS or not payment_id.isdigit():
+        raise InvalidParameters("Choose a payment and one of: " + ", ".join(PAYMENT_ACTIONS) + ".")
+    if action == "retry":
+        payment = payment_retry(campaign=campaign, payment_id=int(payment_id), actor=actor)
+    else:
+        payment = payment_resolve(
+            campaign=campaign,
+            payment_id=int(payment_id),
+            paid=action == "paid",
+            note=note,
+            actor=actor,
+        )
+    amount = money_text(payment.amount, provider_currency(payment.provider))
+    return f"Payment {payment.pk} ({payment.kind} of {amount}): {payment.get_status_display()}."

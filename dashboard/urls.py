@@ -45,6 +45,7 @@ urlpatterns = [
     path("c/<slug:slug>/workers/approve/", views.workers_approve, name="workers_approve"),
     path("c/<slug:slug>/workers/review/", views.campaign_review, name="campaign_review"),
     path("c/<slug:slug>/bonuses/", views.bonuses_upload, name="bonuses_upload"),
+    path("c/<slug:slug>/payments/", views.payment_action, name="payment_action"),
     path("c/<slug:slug>/status/", views.campaign_status, name="campaign_status"),
     path("c/<slug:slug>/budget/", views.campaign_budget, name="campaign_budget"),
     path("new/", wizard.wizard_start, name="wizard"),

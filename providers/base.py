@@ -228,6 +228,20 @@ class RemoteSubmission:
 
 
 @dataclass(frozen=True)
+class PaymentLookup:
+    """What the provider says of one payment the ledger could not confirm (``payment_lookup``).
+
+    ``state``: "paid" (``reference`` names it there), "absent" (it certainly was not paid, so
+    sending it again pays once), or "unknown" (the provider cannot tell; ``reason`` says why
+    and what a person can check instead).
+    """
+
+    state: Literal["paid", "absent", "unknown"]
+    reference: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class Completion:
     """How the end screen hands the worker back: a form post, a redirect or a code to copy."""
 
@@ -393,6 +407,24 @@ class Provider(ABC):
         token: str,
     ) -> str:
         """Pay ``amount`` once (``token`` is the idempotency key); return the provider's id."""
+
+    def payment_lookup(
+        self,
+        *,
+        config: Mapping[str, Any],
+        kind: str,
+        worker_id: str,
+        submission_id: str,
+        amount: Decimal,
+        reason: str,
+        token: str,
+    ) -> PaymentLookup:
+        """Ask the provider whether a payment whose send was cut off went through.
+
+        ``kind`` is "reward" (the submission's approval) or a bonus ("bonus", "topup"). Raises
+        ProviderError when the provider cannot be reached; never guesses.
+        """
+        return PaymentLookup("unknown", reason=f"{self.title} cannot be asked about payments.")
 
     # --- workers ---------------------------------------------------------------------------
 

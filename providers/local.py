@@ -21,6 +21,7 @@ from providers.base import (
     Completion,
     HitState,
     LaunchPlan,
+    PaymentLookup,
     Provider,
     PublishedHit,
     RemoteSubmission,
@@ -147,6 +148,20 @@ class LocalProvider(Provider):
     ) -> str:
         """Return the idempotency key as the reference: the bonus is paid outside evalsite."""
         return token
+
+    def payment_lookup(
+        self,
+        *,
+        config: Mapping[str, Any],
+        kind: str,
+        worker_id: str,
+        submission_id: str,
+        amount: Decimal,
+        reason: str,
+        token: str,
+    ) -> PaymentLookup:
+        """Nothing was sent anywhere: recording it again is the whole payment."""
+        return PaymentLookup("absent")
 
     def block(self, *, config: Mapping[str, Any], worker_id: str, reason: str) -> None:
         """Nothing remote: our own block list keeps the worker out."""

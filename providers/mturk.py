@@ -35,6 +35,7 @@ from providers.base import (
     HitSpec,
     HitState,
     LaunchPlan,
+    PaymentLookup,
     Provider,
     ProviderError,
     PublishedHit,
@@ -401,6 +402,47 @@ class MTurkProvider(Provider):
             if "UniqueRequestToken" not in exc.message:
                 raise
         return token[:64]
+
+    def payment_lookup(
+        self,
+        *,
+        config: Mapping[str, Any],
+        kind: str,
+        worker_id: str,
+        submission_id: str,
+        amount: Decimal,
+        reason: str,
+        token: str,
+    ) -> PaymentLookup:
+        """A reward: GetAssignment's status. A bonus: ListBonusPayments of the assignment, which
+        names no request token, so a bonus counts as found by its worker, amount and reason;
+        absent, SendBonus again with the same UniqueRequestToken cannot pay twice."""
+        if kind == "reward":
+            status = self._assignment_status(config, submission_id)
+            if status == "Approved":
+                return PaymentLookup("paid", reference=submission_id)
+            if status == "Submitted":
+                return PaymentLookup("absent")
+            return PaymentLookup("unknown", reason=f"MTurk says the assignment is {status!r}.")
+        matches, params = 0, {"AssignmentId": submission_id, "MaxResults": 100}
+        while True:
+            page = self.call(config, "list_bonus_payments", **params)
+            matches += sum(
+                b.get("WorkerId") == worker_id
+                and money(b.get("BonusAmount", "0")) == money(amount)
+                and b.get("Reason", "") == (reason[:1024] or "Bonus")
+                for b in page.get("BonusPayments", [])
+            )
+            if not page.get("NextToken"):
+                break
+            params["NextToken"] = page["NextToken"]
+        if matches == 1:
+            return PaymentLookup("paid", reference=token[:64])
+        if matches == 0:
+            return PaymentLookup("absent")
+        return PaymentLookup(
+            "unknown", reason=f"MTurk lists {matches} bonuses of this amount and reason."
+        )
 
     # --- workers -----------------------------------------------------------------------------
 

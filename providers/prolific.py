@@ -29,6 +29,7 @@ from providers.base import (
     Completion,
     HitState,
     LaunchPlan,
+    PaymentLookup,
     Provider,
     ProviderError,
     PublishedHit,
@@ -128,10 +129,13 @@ class ProlificProvider(Provider):
             raise error from None
         data = _json(response.data)
         if response.status >= 400:
-            raise ProviderError(
+            error = ProviderError(
                 f"Prolific refused {method} {path} ({response.status}): {_detail(data)}",
                 fields={"status": str(response.status)},
             )
+            # A server error (a gateway's timeout among them) may come after the write was done.
+            error.uncertain = method != "GET" and response.status >= 500
+            raise error
         return data
 
     # --- arrival and completion --------------------------------------------------------------
@@ -416,6 +420,33 @@ class ProlificProvider(Provider):
         bonus_id = str(setup["id"])
         self.request("POST", f"/api/v1/bulk-bonus-payments/{bonus_id}/pay/")
         return bonus_id
+
+    def payment_lookup(
+        self,
+        *,
+        config: Mapping[str, Any],
+        kind: str,
+        worker_id: str,
+        submission_id: str,
+        amount: Decimal,
+        reason: str,
+        token: str,
+    ) -> PaymentLookup:
+        """A reward: the submission's status says whether it was approved. A bonus: Prolific's
+        API lists no bonus payments, so it cannot tell, and paying again could pay twice."""
+        if kind != "reward":
+            return PaymentLookup(
+                "unknown",
+                reason="Prolific's API cannot say whether a bonus was paid: look for it in the "
+                "study's bonuses on app.prolific.com, then mark it paid or failed here.",
+            )
+        found = self.request("GET", f"/api/v1/submissions/{submission_id}/")
+        status = str(found.get("status", ""))
+        if status in ("APPROVED", "PARTIALLY APPROVED"):
+            return PaymentLookup("paid", reference=submission_id)
+        if status == "AWAITING REVIEW":
+            return PaymentLookup("absent")
+        return PaymentLookup("unknown", reason=f"Prolific says the submission is {status!r}.")
 
     # --- workers -----------------------------------------------------------------------------
 

@@ -91,8 +91,12 @@ def _payment_start(
     key: str,
     actor: str,
     budgeted: bool,
+    sending: bool = True,
 ) -> tuple[Payment, bool]:
-    """Record the payment (or find it under its key); return it and whether to send it now."""
+    """Record the payment (or find it under its key); return it and whether to send it now.
+
+    ``sending`` False only records it (pending), for a sender that will send it later.
+    """
     with transaction.atomic():
         locked = campaign_lock(campaign)
         existing = payment_lock_by_key(key)
@@ -102,13 +106,17 @@ def _payment_start(
                     f"The payment key {key!r} was already used for another payment "
                     f"({existing.kind} of {existing.amount:.2f} to {existing.worker})."
                 )
-            retry = existing.status in (Payment.Status.PENDING, Payment.Status.FAILED) or (
-                existing.status in (Payment.Status.SENDING, Payment.Status.UNCERTAIN)
-                and provider.idempotent_payments
+            retry = sending and (
+                existing.status in (Payment.Status.PENDING, Payment.Status.FAILED)
+                or (
+                    existing.status in (Payment.Status.SENDING, Payment.Status.UNCERTAIN)
+                    and provider.idempotent_payments
+                )
             )
             if retry:
                 existing.status = Payment.Status.SENDING
-                existing.save(update_fields=["status"])
+                existing.sent_at = timezone.now()
+                existing.save(update_fields=["status", "sent_at"])
             return existing, retry
         fee = provider.fee(reward=amount, assignments=1, bonus=kind != Payment.Kind.REWARD)
         if budgeted:
@@ -123,10 +131,11 @@ def _payment_start(
             fee=fee,
             reason=reason,
             idempotency_key=key,
-            status=Payment.Status.SENDING,
+            status=Payment.Status.SENDING if sending else Payment.Status.PENDING,
+            sent_at=timezone.now() if sending else None,
             actor=actor[:150],
         )
-        return payment, True
+        return payment, sending
 
 
 def payment_send(
@@ -171,14 +180,53 @@ def payment_send(
     try:
         reference = send()
     except ProviderError as exc:
-        _payment_failed(payment, exc, actor)
+        payment_failed(payment, exc, actor)
         raise
-    _payment_paid(payment, reference, actor)
+    payment_paid(payment, reference, actor)
     return payment
 
 
-def _payment_paid(payment: Payment, reference: str, actor: str) -> None:
-    """Record a payment the provider made, and log it."""
+def payment_record(
+    *,
+    campaign: Campaign,
+    provider: Provider,
+    worker: Worker,
+    assignment: Assignment | None,
+    kind: str,
+    amount: Decimal,
+    reason: str,
+    key: str,
+    actor: str,
+    budgeted: bool = True,
+) -> Payment:
+    """Record a payment as pending (checking the budget) without sending it, or return the
+    one recorded under ``key``.
+
+    A sender that must do something else first records what it owes before, so a crash in
+    between leaves a pending row the reconciliation sweep sends (``payment_send`` with the
+    same key sends it later) instead of leaving no trace of a payment owed.
+    """
+    amount = money(amount)
+    if amount <= 0:
+        raise InvalidParameters("A payment must be more than 0.00.")
+    payment, _ = _payment_start(
+        campaign=campaign,
+        provider=provider,
+        worker=worker,
+        assignment=assignment,
+        kind=kind,
+        amount=amount,
+        reason=reason,
+        key=key,
+        actor=actor,
+        budgeted=budgeted,
+        sending=False,
+    )
+    return payment
+
+
+def payment_paid(payment: Payment, reference: str, actor: str, note: str = "") -> None:
+    """Record a payment the provider made, and log it (``note``: how it was found paid)."""
     payment.status = Payment.Status.PAID
     payment.paid_at = timezone.now()
     payment.provider_reference = (reference or "")[:128]
@@ -194,11 +242,12 @@ def _payment_paid(payment: Payment, reference: str, actor: str) -> None:
         assignment=payment.assignment,
         amount=payment.amount,
         detail=f"{payment.kind} {payment.idempotency_key}"
-        + (f": {payment.reason}" if payment.reason else ""),
+        + (f": {payment.reason}" if payment.reason else "")
+        + (f" ({note})" if note else ""),
     )
 
 
-def _payment_failed(payment: Payment, exc: ProviderError, actor: str) -> None:
+def payment_failed(payment: Payment, exc: ProviderError, actor: str) -> None:
     """Record a failed send: failed (safe to retry) or uncertain (maybe paid; never retried)."""
     payment.status = Payment.Status.UNCERTAIN if exc.uncertain else Payment.Status.FAILED
     payment.error = exc.message[:2000]

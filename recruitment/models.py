@@ -97,6 +97,10 @@ class Payment(models.Model):
 
     ``idempotency_key`` is unique, so the same payment can never be recorded twice; it is
     also the provider's request token (MTurk's UniqueRequestToken) where there is one.
+    Pending: recorded, never sent. Sending: a send began at ``sent_at`` and its outcome was
+    not recorded (a crash, a timeout): the reconciliation sweep (``recruitment.reconcile``)
+    asks the provider, ``checks`` times so far; what it cannot resolve needs attention, with
+    ``error`` saying why, until a person retries it or marks it resolved.
     """
 
     class Kind(models.TextChoices):
@@ -110,6 +114,7 @@ class Payment(models.Model):
         PAID = "paid", "Paid"
         FAILED = "failed", "Failed"
         UNCERTAIN = "uncertain", "Uncertain (check with the provider)"
+        NEEDS_ATTENTION = "needs_attention", "Needs attention"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="payments")
     provider = models.CharField(max_length=16, choices=Worker.Provider.choices)
@@ -127,6 +132,10 @@ class Payment(models.Model):
     error = models.TextField(blank=True)
     actor = models.CharField(max_length=150, help_text="Who asked for it (user or process).")
     created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="When the last send began.")
+    checks = models.PositiveSmallIntegerField(
+        default=0, help_text="How often the sweep asked the provider about this payment."
+    )
     paid_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -17,10 +17,11 @@ from the provider's list of submissions, by the provider's rules (docs/providers
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from annotation.campaign_settings import BONUS, SETTINGS, value_clean
 from annotation.models import Assignment, AuditLog, Campaign, Worker
@@ -30,7 +31,7 @@ from evalsite.errors import AnnotationError, Conflict, InvalidParameters, NotFou
 from providers import provider_get
 from providers.base import Provider, money
 from recruitment.launch import bucket_pay, dialogue_length
-from recruitment.ledger import payment_key, payment_send
+from recruitment.ledger import payment_key, payment_record, payment_send
 from recruitment.models import Hit, Payment, Publication
 from recruitment.sync import publication_sync
 
@@ -71,11 +72,16 @@ def assignment_approve(
     provider = provider_get(publication.provider)
     submission_id = _submission_id(assignment)
     reward, beyond = _reward(publication, assignment)
-
-    def send() -> str:
-        provider.approve(config=publication.config, submission_id=submission_id, feedback=feedback)
-        return submission_id
-
+    send = _sender(
+        provider,
+        publication.config,
+        kind=Payment.Kind.REWARD,
+        worker_id=assignment.worker.external_id,
+        submission_id=submission_id,
+        amount=reward,
+        reason=feedback,
+        key="",
+    )
     payment = None
     if reward > 0:
         payment = payment_send(
@@ -158,12 +164,15 @@ def bonus_pay(
     assignment: Assignment | None = None,
     key: str = "",
     kind: str = Payment.Kind.BONUS,
+    send: bool = True,
 ) -> Payment:
     """Pay a worker a bonus once, within the budget (the same key never pays twice).
 
     Without ``assignment``, the worker's latest submitted or reviewed assignment in the
     campaign is used (MTurk and Prolific pay bonuses against one). Without ``key``, the key
-    is made from the campaign, worker, assignment, amount and reason.
+    is made from the campaign, worker, assignment, amount and reason. ``send`` False only
+    records it as owed (pending); the same call with ``send`` True, or the reconciliation
+    sweep, sends it.
     """
     if not reason.strip():
         raise InvalidParameters("A bonus needs a reason; the worker sees it.")
@@ -178,29 +187,89 @@ def bonus_pay(
     digest = hashlib.sha256(reason.encode()).hexdigest()[:12]
     key = key or payment_key(kind, assignment.pk, sent, digest)
     budgeted = kind != Payment.Kind.TOPUP or not _topup_fits(publication, sent, provider)
+    fields: dict[str, Any] = {
+        "campaign": campaign,
+        "provider": provider,
+        "worker": worker,
+        "assignment": assignment,
+        "kind": kind,
+        "amount": sent,
+        "reason": reason,
+        "key": key,
+        "actor": actor,
+        "budgeted": budgeted,
+    }
+    if not send:
+        return payment_record(**fields)
+    sender = _sender(
+        provider,
+        config,
+        kind=kind,
+        worker_id=worker.external_id,
+        submission_id=submission_id,
+        amount=sent,
+        reason=reason,
+        key=key,
+    )
+    return payment_send(**fields, send=sender)
 
-    def send() -> str:
+
+def _sender(
+    provider: Provider,
+    config: Mapping[str, Any],
+    *,
+    kind: str,
+    worker_id: str,
+    submission_id: str,
+    amount: Decimal,
+    reason: str,
+    key: str,
+) -> Callable[[], str]:
+    """Return the provider call that makes a payment: a reward is the submission's approval
+    (``reason`` its feedback), a bonus or top-up is the provider's bonus under ``key``."""
+
+    def approve() -> str:
+        provider.approve(config=config, submission_id=submission_id, feedback=reason)
+        return submission_id
+
+    def bonus() -> str:
         return provider.bonus(
             config=config,
-            worker_id=worker.external_id,
+            worker_id=worker_id,
             submission_id=submission_id,
-            amount=sent,
+            amount=amount,
             reason=reason,
             token=key,
         )
 
-    return payment_send(
-        campaign=campaign,
-        provider=provider,
-        worker=worker,
-        assignment=assignment,
-        kind=kind,
-        amount=sent,
-        reason=reason,
-        key=key,
-        actor=actor,
-        send=send,
-        budgeted=budgeted,
+    return approve if kind == Payment.Kind.REWARD else bonus
+
+
+def payment_target(payment: Payment) -> tuple[Mapping[str, Any], str]:
+    """Return the publication's config and the submission a recorded payment is made on."""
+    publication = Publication.objects.filter(
+        campaign=payment.campaign_id, provider=payment.provider
+    ).first()
+    assignment = payment.assignment
+    return (
+        publication.config if publication else {},
+        _submission_id(assignment) if assignment else "",
+    )
+
+
+def payment_sender(payment: Payment) -> Callable[[], str]:
+    """Return the provider call that makes a recorded payment again (the reconciliation
+    sweep's retry and the dashboard's): the same call, the same idempotency key."""
+    config, submission_id = payment_target(payment)
+    return _sender(
+        provider_get(payment.provider),
+        config,
+        kind=payment.kind,
+        worker_id=payment.worker.external_id,
+        submission_id=submission_id,
+        amount=payment.amount,
+        reason=payment.reason,
+        key=payment.idempotency_key,
     )
 
 
@@ -446,27 +515,36 @@ def _carry_out(
         )
         return
     assert d.assignment is not None
-    assignment_approve(publication=publication, assignment=d.assignment, actor=actor)
-    worker = d.assignment.worker
+    owed: list[dict[str, Any]] = []
     topup = assignment_topup(publication=publication, assignment=d.assignment)
     if topup > 0:
-        bonus_pay(
-            campaign=publication.campaign,
-            worker=worker,
-            amount=topup,
-            reason="Pay for the length of the dialogues you rated.",
-            actor=actor,
-            assignment=d.assignment,
-            kind=Payment.Kind.TOPUP,
-            key=payment_key("topup", d.assignment.pk),
+        owed.append(
+            {
+                "amount": topup,
+                "reason": "Pay for the length of the dialogues you rated.",
+                "kind": Payment.Kind.TOPUP,
+                "key": payment_key("topup", d.assignment.pk),
+            }
         )
     if bonus is not None and not d.flagged:  # the bonus thanks careful work
-        bonus_pay(
-            campaign=publication.campaign,
-            worker=worker,
-            amount=bonus,
-            reason=bonus_reason,
-            actor=actor,
-            assignment=d.assignment,
-            key=payment_key("review-bonus", d.assignment.pk),
+        owed.append(
+            {
+                "amount": bonus,
+                "reason": bonus_reason,
+                "key": payment_key("review-bonus", d.assignment.pk),
+            }
         )
+    pay = partial(
+        bonus_pay,
+        campaign=publication.campaign,
+        worker=d.assignment.worker,
+        actor=actor,
+        assignment=d.assignment,
+    )
+    # What the approval owes is recorded before it: once approved, review passes the
+    # assignment by, so a bonus not yet written by then would never be paid (issue #35).
+    for line in owed:
+        pay(**line, send=False)
+    assignment_approve(publication=publication, assignment=d.assignment, actor=actor)
+    for line in owed:
+        pay(**line)

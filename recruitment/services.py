@@ -4,7 +4,8 @@ Commands, views and tasks call these functions; they check first (state, budget,
 write the ledger and the audit log, and call the provider adapters in
 ``providers``. Modules: ``ledger`` (budget, payments, audit), ``launch``
 (plans, cost, publishing, extra assignments, pause/stop), ``review`` (approve, reject,
-bonus, campaign review), ``workers`` (arrival checks, completion, block, notify), ``sync``
+bonus, campaign review), ``reconcile`` (payments whose send was cut off), ``workers``
+(arrival checks, completion, block, notify), ``sync``
 (reconciliation).
 """
 
@@ -23,6 +24,13 @@ from recruitment.ledger import (
     budget_check,
     campaign_committed,
     payment_key,
+)
+from recruitment.reconcile import (
+    payment_resolve,
+    payment_retry,
+    payments_attention,
+    payments_attention_count,
+    payments_reconcile,
 )
 from recruitment.review import (
     Decision,
@@ -61,6 +69,11 @@ __all__ = [
     "launch_preview",
     "pay_buckets_parse",
     "payment_key",
+    "payment_resolve",
+    "payment_retry",
+    "payments_attention",
+    "payments_attention_count",
+    "payments_reconcile",
     "publication_extend",
     "publication_set_state",
     "publication_sync",

@@ -40,7 +40,7 @@ from annotation.models import Campaign, Item
 from annotation.protocols import Battles, Protocol, registry
 from annotation.selectors import campaign_items_frame
 from corpora.arena import arena_write
-from evalstats.spreadsheets import frame_safe
+from evalstats.spreadsheets import csv_write
 
 Format = Literal["csv", "jsonl", "parquet"]
 FORMATS: tuple[str, ...] = ("csv", "jsonl", "parquet")
@@ -88,7 +88,7 @@ def frame_write(frame: pd.DataFrame, path: Path, fmt: Format) -> Path:
         if fmt == "parquet" or values.map(lambda v: isinstance(v, dict | list)).any():
             flat[column] = values.map(lambda v: json.dumps(v, ensure_ascii=False))
     if fmt == "csv":
-        frame_safe(flat).to_csv(path, index=False)
+        csv_write(flat, path)
     else:
         flat.to_parquet(path, index=False)
     return path
@@ -257,7 +257,7 @@ def _csv_write(frames: Iterable[pd.DataFrame], path: Path) -> int:
     rows = 0
     with path.open("w", encoding="utf-8", newline="") as out:
         for frame in frames:
-            frame_safe(frame).to_csv(out, index=False, header=rows == 0)
+            csv_write(frame, out, header=rows == 0)
             rows += len(frame)
     return rows
 

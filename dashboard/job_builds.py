@@ -27,7 +27,7 @@ from corpora import SUFFIXES
 from dashboard.models import Job
 from evalstats.options import report_options_set
 from evalstats.reports import figures_index, report_write
-from evalstats.spreadsheets import frame_safe
+from evalstats.spreadsheets import csv_write
 
 
 def table_records(table: pd.DataFrame) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def report_build(job: Job, folder: Path, progress: Progress) -> tuple[dict[str, 
     quality = _with_writing_signals(worker_quality(campaign), campaign)
     progress(0.8, "Writing tables and figures…")
     written = report_write(report, folder, stem=campaign.slug)
-    frame_safe(quality).to_csv(folder / f"{campaign.slug}_worker_quality.csv", index=False)
+    csv_write(quality, folder / f"{campaign.slug}_worker_quality.csv")
     files = sorted(p.name for p in written) + [f"{campaign.slug}_worker_quality.csv"]
     result = {
         "title": report.title,

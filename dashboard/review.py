@@ -161,11 +161,17 @@ def _rows(data: bytes) -> list[tuple[int, list[str]]]:
         raise InvalidParameters("The file must be UTF-8 text (CSV). Nothing was paid.") from None
     if "\x00" in text:
         raise InvalidParameters("The file holds a NUL character; is it a CSV? Nothing was paid.")
-    rows = [
-        (number, [cell.strip() for cell in row])
-        for number, row in enumerate(csv.reader(io.StringIO(text)), start=1)
-        if any(cell.strip() for cell in row)
-    ]
+    try:
+        rows = [
+            (number, [cell.strip() for cell in row])
+            for number, row in enumerate(csv.reader(io.StringIO(text)), start=1)
+            if any(cell.strip() for cell in row)
+        ]
+    except csv.Error as exc:  # a field past the reader's limit (128 KiB), for one
+        raise InvalidParameters(
+            f"The file is not a CSV file the bonuses can be read from ({exc}: a field is "
+            "longer than a reason can be, or a quote is not closed). Nothing was paid."
+        ) from None
     if rows and rows[0][1][0].lower() in HEADER_NAMES:
         rows = rows[1:]
     if not rows:

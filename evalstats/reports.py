@@ -18,7 +18,7 @@ import pandas as pd
 from evalstats import aggregation, agreement
 from evalstats.figures import ReportFigure, figure_write
 from evalstats.options import report_options
-from evalstats.spreadsheets import frame_safe
+from evalstats.spreadsheets import csv_write
 
 
 @dataclass
@@ -146,7 +146,7 @@ def report_write(report: Report, out_dir: Path, *, stem: str) -> list[Path]:
     written: list[Path] = []
     for name, table in report.tables.items():
         path = out_dir / f"{stem}_{name}.csv"
-        frame_safe(table).to_csv(path, index=False)
+        csv_write(table, path)
         written.append(path)
         path = out_dir / f"{stem}_{name}.json"
         table.replace([np.inf, -np.inf], np.nan).to_json(

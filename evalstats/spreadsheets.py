@@ -10,7 +10,8 @@ gives the same text: a text already starting with quotes before such a character
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 import pandas as pd
 
@@ -48,3 +49,11 @@ def frame_safe(frame: pd.DataFrame) -> pd.DataFrame:
     for column in texts:
         safe[column] = frame[column].map(cell_safe)
     return safe
+
+
+def csv_write(frame: pd.DataFrame, out: Path | IO[str], **options: Any) -> None:
+    """Write ``frame`` as CSV as every CSV of the platform is written: cells made safe, no index,
+    RFC 4180 line ends. With ``\r\n`` ends the writer quotes a field holding a lone CR, which
+    a spreadsheet would otherwise take for the end of a row, starting a new one (and a formula)
+    inside the cell (tests/annotation/test_exports_libreoffice.py)."""
+    frame_safe(frame).to_csv(out, index=False, lineterminator="\r\n", **options)

@@ -62,6 +62,10 @@ def _axe() -> bool:
     return AXE_JS.exists()
 
 
+def _libreoffice() -> bool:
+    return shutil.which("soffice") is not None
+
+
 # marker: (whether this machine has it, what the skip says the test needs)
 NEEDS: dict[str, tuple[Callable[[], bool], str]] = {
     "postgres": (_postgres, "PostgreSQL: set DATABASE_URL"),
@@ -69,6 +73,7 @@ NEEDS: dict[str, tuple[Callable[[], bool], str]] = {
     "redis": (_redis, "Redis: set REDIS_URL"),
     "browser": (_browser, "Chromium and Playwright: apt-get install chromium"),
     "axe": (_axe, "axe-core in .cache/axe: make install-dev (with npm)"),
+    "libreoffice": (_libreoffice, "LibreOffice: apt-get install libreoffice-calc-nogui"),
 }
 
 

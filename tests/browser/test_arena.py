@@ -21,6 +21,7 @@ from chat.models import ChatSeat
 from modelhub.services import endpoint_register
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
 from tests.browser.axe import axe_violations, describe
+from tests.browser.waits import wait_js
 from tests.modelhub.fake_openai import FakeServer
 
 pytestmark = pytest.mark.browser
@@ -123,7 +124,7 @@ def _ready(page) -> None:
     """Wait for the arena's chat to be open and the box ready to write in."""
     page.get_by_role("heading", name=re.compile("Two chatbots, A and B")).wait_for()
     page.evaluate(PARTIALS_SEEN)
-    page.wait_for_function("!document.getElementById('message-text').disabled", timeout=TIMEOUT)
+    wait_js(page, "!document.getElementById('message-text').disabled", timeout=TIMEOUT)
 
 
 def _replies(page, exchange: int) -> dict[str, str]:

@@ -14,6 +14,7 @@ from chat.models import ChatSeat
 from modelhub.services import endpoint_register
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
 from tests.browser.axe import assert_accessible
+from tests.browser.waits import wait_js
 
 pytestmark = pytest.mark.browser
 
@@ -55,7 +56,7 @@ def _write_situation(page, text: str) -> None:
 def _say(page, text: str, *, typed: bool = False) -> None:
     box = page.locator("#message-text")
     box.wait_for(state="visible")
-    page.wait_for_function("!document.getElementById('message-text').disabled", timeout=TIMEOUT)
+    wait_js(page, "!document.getElementById('message-text').disabled", timeout=TIMEOUT)
     if typed:  # key by key, as a person types, and sent with Enter: the page counts the keys
         box.press_sequentially(text)
         box.press("Enter")
@@ -65,9 +66,7 @@ def _say(page, text: str, *, typed: bool = False) -> None:
 
 
 def _turns(page, n: int) -> None:
-    page.wait_for_function(
-        f"document.querySelectorAll('#transcript li').length === {n}", timeout=TIMEOUT
-    )
+    wait_js(page, f"document.querySelectorAll('#transcript li').length === {n}", timeout=TIMEOUT)
 
 
 @pytest.mark.axe
@@ -199,7 +198,7 @@ def test_a_worker_chats_14_turns_with_generic_bot_and_labels_each_bot_turn(
     assert page.locator("#transcript li").first.inner_text() == "Chatbot: Hi!"
     # Shift+Enter starts a new line; Enter sends.
     box = page.locator("#message-text")
-    page.wait_for_function("!document.getElementById('message-text').disabled", timeout=TIMEOUT)
+    wait_js(page, "!document.getElementById('message-text').disabled", timeout=TIMEOUT)
     box.press_sequentially("Message 1.")
     box.press("Shift+Enter")
     box.press_sequentially("Second line.")
@@ -343,7 +342,8 @@ def test_a_streamed_reply_grows_on_the_page_then_lands_whole_in_the_transcript(
         partial = page.locator("#bot-partial")
         partial.wait_for(state="visible", timeout=TIMEOUT)
         first = partial.inner_text()
-        page.wait_for_function(
+        wait_js(
+            page,
             f"document.getElementById('bot-partial').innerText.length > {len(first)}",
             timeout=TIMEOUT,
         )

@@ -20,6 +20,7 @@ from django.db import connection
 
 from annotation.models import Assignment, AuditLog, Campaign
 from tests.browser.axe import assert_accessible
+from tests.browser.waits import wait_js
 from tests.conftest import tasks_eager
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,9 +66,7 @@ def _log_in(page, live_server) -> None:
 
 def _figures_rendered(page) -> int:
     """Count the report's figures that loaded as real, non-empty images."""
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('img[data-figure]')].every(i => i.complete)"
-    )
+    wait_js(page, "() => [...document.querySelectorAll('img[data-figure]')].every(i => i.complete)")
     return page.evaluate(
         "() => [...document.querySelectorAll('img[data-figure]')]"
         ".filter(i => i.naturalWidth > 100 && i.naturalHeight > 100).length"

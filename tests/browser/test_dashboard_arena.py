@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.browser.axe import assert_accessible
+from tests.browser.waits import wait_js
 from tests.dashboard.test_leaderboard import arena_live, battles, report_build
 
 pytestmark = [pytest.mark.browser, pytest.mark.axe, pytest.mark.django_db(transaction=True)]
@@ -38,7 +39,8 @@ def test_the_leaderboard_is_reached_from_the_campaign_and_follows_new_votes(
     # New votes, then a new snapshot: the open page notices within a poll and reloads.
     battles(campaign, [(("bot-y", "bot-x"), ["a"])], first=10)
     newer = report_build(campaign)
-    page.wait_for_function(
+    wait_js(
+        page,
         f"document.querySelector('#computed').dataset.snapshot === '{newer.pk}'",
         timeout=25_000,
     )

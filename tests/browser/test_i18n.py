@@ -11,6 +11,7 @@ from annotation.models import Judgment
 from annotation.services import campaign_create, campaign_set_status
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
 from tests.browser.axe import assert_accessible
+from tests.browser.waits import wait_js
 from tests.factories import CampaignFactory, ItemFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.axe]
@@ -50,7 +51,7 @@ def test_a_german_likert_study_from_consent_to_the_end(live_server, browser, art
             group = page.get_by_role("group", name=aspect)
             group.get_by_text("5 – sehr").click()
         button = page.get_by_role("button", name="Absenden und weiter")
-        page.wait_for_function("!document.getElementById('submit-button').disabled")
+        wait_js(page, "!document.getElementById('submit-button').disabled")
         button.click()
         page.wait_for_load_state()
 

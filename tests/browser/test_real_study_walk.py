@@ -28,6 +28,7 @@ from annotation.services import campaign_create, campaign_set_status
 from chat.models import ChatSeat
 from providers.local import link_key
 from tests.browser.asgi_server import _daphne, asgi_live_server  # noqa: F401 (fixtures)
+from tests.browser.waits import wait_js
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -314,7 +315,7 @@ def _situation(page: Page, text: str) -> None:
 
 
 def _say(page: Page, text: str) -> None:
-    page.wait_for_function("!document.getElementById('message-text').disabled", timeout=TIMEOUT)
+    wait_js(page, "!document.getElementById('message-text').disabled", timeout=TIMEOUT)
     page.locator("#message-text").fill(text)
     page.locator("#message-text").press("Enter")
 

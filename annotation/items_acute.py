@@ -123,6 +123,8 @@ def _payload(a: Conversation, b: Conversation) -> dict[str, object]:
         payload |= {
             f"model_{side}": conversation.model,
             f"speaker_{side}": conversation.speaker,
+            # "<campaign or data set>/<key>": how a forget finds the pairs quoting a
+            # worker's chat (services.worker_forget).
             f"dialogue_{side}": conversation.key,
             f"turns_{side}": [{"speaker": s, "text": t} for s, t in conversation.turns],
         }

@@ -31,11 +31,12 @@ import numpy as np
 import pandas as pd
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models import Q
 from django.utils.translation import gettext
 
 from annotation import signals
 from annotation.allocation import items_reopen
-from annotation.models import Campaign, Item, Judgment, Participation, Worker
+from annotation.models import Campaign, Item, Judgment, Participation, Worker, WorkerBlock
 from annotation.protocols import GoldChecks, registry
 from evalsite.celery import task_send
 from evalsite.errors import InvalidAnswer
@@ -96,6 +97,15 @@ def worker_soft_blocked(*, campaign: Campaign, worker: Worker) -> bool:
     """Tell whether quality control stopped this worker in this campaign (the one check)."""
     return Participation.objects.filter(
         campaign=campaign, worker=worker, soft_blocked=True
+    ).exists()
+
+
+def worker_block_applies(*, campaign: Campaign, worker: Worker) -> bool:
+    """Tell whether a block covers this worker in this campaign: the campaign's owner's own
+    block or a global one (an admin's), in one query (it runs on every arrival and answer).
+    Another researcher's block does not count here: researchers decide for their studies."""
+    return WorkerBlock.objects.filter(
+        Q(owner=None) | Q(owner_id=campaign.owner_id), worker=worker, lifted_at=None
     ).exists()
 
 

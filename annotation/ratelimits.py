@@ -3,7 +3,8 @@
 Worker pages: each arrival (the task page, which also serves the chat page, and the end
 screen) and each answer sent is counted per campaign, from one address and from one worker
 at that address, in one-minute windows: django-ratelimit's counters in the cache, which is
-Redis when ``REDIS_URL`` is set, so that every web process counts together. A request over a
+Redis when ``REDIS_URL`` is set, so that every web process counts together (each process on
+its own while Redis is down: ``evalsite.cache``). A request over a
 limit is answered 429 with ``Retry-After`` (``limited``). The worker's count is keyed on the
 address too: a worker id is only claimed, and a limit on the bare id would let anyone who
 knows it keep its owner waiting.
@@ -19,7 +20,6 @@ The limits are the campaign's own settings where it has them (``rate_per_ip``,
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,14 +32,11 @@ from django.shortcuts import render
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django_ratelimit.core import get_usage
-from redis.exceptions import RedisError
 
 from annotation.models import Campaign
 from evalsite.addresses import address_for_limits, client_address
 from evalsite.errors import AnnotationError
 from providers import arrival_parse
-
-logger = logging.getLogger(__name__)
 
 ARRIVE = "arrive"
 SUBMIT = "submit"
@@ -184,14 +181,11 @@ def frame_limiter(*, campaign_id: int) -> FrameLimiter:
 
 def _count(request: HttpRequest, group: str, limit: int) -> int:
     """Count the request under ``group`` and its address; return the seconds left in the
-    window when it is over ``limit``, else 0. A cache that cannot be reached limits nothing."""
-    try:
-        usage = get_usage(
-            request, group=group, key=_address, rate=(limit, WINDOW_SECONDS), increment=True
-        )
-    except (RedisError, OSError) as exc:
-        logger.warning("rate limit not counted (cache unavailable): %s", exc)
-        return 0
+    window when it is over ``limit``, else 0. While Redis is down the cache counts in this
+    process's memory (``evalsite.cache``), so the limit holds per process."""
+    usage = get_usage(
+        request, group=group, key=_address, rate=(limit, WINDOW_SECONDS), increment=True
+    )
     if usage is None or not usage["should_limit"]:
         return 0
     return max(1, int(usage["time_left"]))

@@ -22,6 +22,8 @@ budget_spent = Signal()
 # ``{name: count}`` for the task's result.
 housekeeping = Signal()
 # A worker was forgotten (withdrawal, erasure; the worker's row lock held): ``worker``,
-# ``old_id`` (their provider id), ``marker`` (what replaces it). An app erases the id from
-# the texts of its own rows (``annotation.services.workers.id_replace``).
+# ``old_id`` (their provider id), ``marker`` (what replaces it; ``marker == old_id`` when the id
+# stays, a forget scoped to one researcher's campaigns), ``campaigns`` (the pks reached, plus
+# those whose items quoted the worker). An app erases the worker's data from its own rows of
+# those campaigns (``annotation.services.workers.id_replace``).
 worker_forgotten = Signal()

@@ -102,9 +102,15 @@ def campaign_update(
     values = dict(data.settings)
     with transaction.atomic():
         if "budget" in values:
-            controls.campaign_budget_set(campaign=campaign, budget=values.pop("budget"))
+            controls.campaign_budget_set(
+                campaign=campaign, budget=values.pop("budget"), actor=actor(request)
+            )
         campaign_settings_update(
-            campaign=campaign, values=values, parameters=data.parameters, study=data.study
+            campaign=campaign,
+            values=values,
+            parameters=data.parameters,
+            study=data.study,
+            actor=actor(request),
         )
     campaign.refresh_from_db()
     return campaign_out(campaign)

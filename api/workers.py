@@ -12,7 +12,7 @@ from typing import Any, Literal
 from django.http import HttpRequest, JsonResponse
 from ninja import Path, Query, Router
 
-from api.access import actor, campaign_of
+from api.access import actor, campaign_of, user_of
 from api.errors import CLIENT_ERRORS, ErrorOut, query_check
 from api.idempotency import IdempotencyHeader, idempotent
 from api.schemas import (
@@ -25,6 +25,7 @@ from api.schemas import (
     WorkersPage,
 )
 from dashboard import review, selectors, services
+from dashboard.access import campaigns_visible
 
 router = Router(tags=["workers"])
 
@@ -86,7 +87,8 @@ def worker_action(
 ) -> JsonResponse:
     """Approve or reject (``reason``: the feedback) their submitted assignments, soft-block
     them here, pay a bonus (``amount``, ``reason``), block them on their provider, or forget
-    them (erasure). Approve and bonus spend money: send an ``Idempotency-Key``."""
+    them (erasure: in the campaigns the key's user may see, all of them for a superuser).
+    Approve and bonus spend money: send an ``Idempotency-Key``."""
     campaign = campaign_of(request, slug)
 
     def act() -> tuple[int, dict[str, Any]]:
@@ -97,6 +99,7 @@ def worker_action(
             actor=actor(request),
             reason=data.reason,
             amount=data.amount,
+            scope=campaigns_visible(user_of(request)),
         )
         return 200, {"summary": summary}
 

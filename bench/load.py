@@ -535,18 +535,55 @@ async def timed(
 def cpu_meter(stats: Stats, server: int):
     """Time the phase into ``stats.seconds`` and its CPU, per side, into ``stats.cpu``."""
     before, started = cpu_seconds(server), time.monotonic()
+    backends_before = backend_cpu()
     try:
         yield
     finally:
         stats.seconds = time.monotonic() - started
         after = cpu_seconds(server)
         stats.cpu = {side: after[side] - before[side] for side in after}
+        backends_after = backend_cpu()
+        if backends_after:  # this database's backends only: not other work on the machine
+            stats.cpu["postgres"] = sum(
+                seconds - backends_before.get(pid, 0.0) for pid, seconds in backends_after.items()
+            )
+
+
+def backend_cpu() -> dict[int, float]:
+    """CPU seconds so far of each PostgreSQL backend connected to the benchmark's database
+    (pg_stat_activity's pids, read from /proc): what serving this run cost PostgreSQL, apart
+    from other databases' clients on the same server. The web processes keep their pooled
+    connections for the run, so their backends live from the first request to the last.
+    Empty where PostgreSQL runs on another machine or /proc is missing."""
+    import psycopg
+
+    tick = os.sysconf("SC_CLK_TCK") if os.path.exists("/proc/stat") else 0
+    if not tick:
+        return {}
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        pids = [
+            pid
+            for (pid,) in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            )
+        ]
+    cpu = {}
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:  # on another machine, or it ended
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        cpu[pid] = (int(fields[11]) + int(fields[12])) / tick
+    return cpu
 
 
 def cpu_seconds(server: int) -> dict[str, float]:
     """CPU seconds spent so far by the web server (the processes of its session), PostgreSQL's
-    processes, this load generator, and the whole machine (busy time of all cores), read from
-    Linux's /proc; empty elsewhere."""
+    processes (all of them; ``cpu_meter`` narrows this to the run's database), this load
+    generator, and the whole machine (busy time of all cores), read from Linux's /proc; empty
+    elsewhere."""
     if not os.path.exists("/proc/stat"):
         return {}
     tick = os.sysconf("SC_CLK_TCK")

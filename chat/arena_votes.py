@@ -246,11 +246,13 @@ def _complete(seat: ChatSeat, side_a: Dialogue, side_b: Dialogue, now: datetime)
     seat_finish(seat, ChatSeat.Stage.DONE, "complete", now)
 
 
-def worker_forgotten(*, worker: Worker, **_: object) -> None:
+def worker_forgotten(*, worker: Worker, campaigns: list[int], **_: object) -> None:
     """Receiver of the core's ``worker_forgotten`` signal: the reasons of the worker's votes
-    still held on an arena conversation (one that never completed) read ``WITHDRAWN``, as
-    their stored reasons do (the protocol's ``text_questions``)."""
-    seats = ChatSeat.objects.filter(worker=worker, dialogue__isnull=False).exclude(endpoint_b="")
+    still held on an arena conversation (one that never completed) of the campaigns the forget
+    reached read ``WITHDRAWN``, as their stored reasons do (the protocol's ``text_questions``)."""
+    seats = ChatSeat.objects.filter(
+        worker=worker, dialogue__isnull=False, dialogue__campaign_id__in=campaigns
+    ).exclude(endpoint_b="")
     for dialogue_id in seats.values_list("dialogue_id", flat=True):
         with transaction.atomic():
             side_a = dialogue_lock(dialogue_id)

@@ -50,13 +50,13 @@ def campaign_status_change(
     return f"The campaign is now {campaign.get_status_display().lower()}."
 
 
-def campaign_budget_set(*, campaign: Campaign, budget: object) -> str:
+def campaign_budget_set(*, campaign: Campaign, budget: object, actor: str) -> str:
     """Change the campaign's budget (also while live) through the ledger, which refuses one
-    below what is committed; return a summary, the amounts written in the campaign's
-    currency."""
+    below what is committed, in the settings history as ``actor``'s; return a summary, the
+    amounts written in the campaign's currency."""
     currency = campaign_currency(campaign)
     try:
-        core_budget_set(campaign=campaign, budget=budget)
+        core_budget_set(campaign=campaign, budget=budget, actor=actor)
     except BudgetBelowCommitted as exc:
         message = (
             f"The budget cannot go below what is already committed "

@@ -22,7 +22,7 @@ from django.db.models import Count, F, Sum
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from annotation.models import Assignment, Campaign, Dialogue, Item
+from annotation.models import Assignment, AuditLog, Campaign, Dialogue, Item
 from annotation.tallies import HOUR, Tally, campaign_tallies
 from dashboard import glossary
 from dashboard.glossary import Column
@@ -34,6 +34,8 @@ from recruitment.models import Payment
 ACTIVE_MINUTES = 10
 # The rate behind the time-to-finish estimate is measured over the tallies' last hour.
 RATE_WINDOW = HOUR
+# The settings changes the campaign page lists before its "all" link.
+HISTORY_SHOWN = 10
 # Item counts from this size on are cached this long (see _items_counts).
 ITEMS_CACHED_FROM = 10_000
 ITEMS_CACHE_SECONDS = 60
@@ -430,3 +432,12 @@ def completion_lookup(campaign: Campaign, code: str) -> list[CodeMatch]:
         )
         for a in found
     ]
+
+
+def settings_history(campaign: Campaign, *, limit: int | None) -> tuple[list[AuditLog], int]:
+    """Return the campaign's settings changes (``audit_settings``), newest first, at most
+    ``limit`` (None: all), and how many there are."""
+    changes = AuditLog.objects.filter(campaign=campaign, action=AuditLog.Action.SETTINGS)
+    shown = list(changes if limit is None else changes[:limit])
+    full = limit is not None and len(shown) == limit
+    return shown, changes.count() if full else len(shown)

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation import exports
@@ -40,8 +41,8 @@ from dashboard.judges import judges_report_build
 from dashboard.models import Job
 from dashboard.money import money_text, provider_currency
 from dashboard.selectors import report_pending
-from evalsite.celery import task_send
 from evalsite.errors import AnnotationError, InvalidParameters, NotFound
+from evalsite.outbox import job_send_on_commit, jobs_sweep
 from evalstats.aggregation import AGGREGATES
 from recruitment.models import Publication
 from recruitment.review import assignment_approve, assignment_reject, bonus_pay
@@ -57,6 +58,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "dialogues": tuple(WRITERS),
     "study": ("yaml", "json"),
 }
+JOB_TASK = "dashboard.tasks.job_run"
 WORKER_ACTIONS: tuple[str, ...] = ("approve", "reject", "soft_block", "bonus", "block", "forget")
 
 
@@ -68,7 +70,8 @@ def job_start(
 ) -> Job:
     """Create a job and queue its Celery task once the transaction commits.
 
-    Without a broker (the embedded default) the task runs at once, in this process.
+    Without a broker (the embedded default) the task runs at once, in this process. With a
+    broker that is down the job stays queued, and ``jobs_dispatch`` sends it later.
     """
     options = dict(options or {})
     if kind == Job.Kind.EXPORT:
@@ -107,8 +110,14 @@ def job_start(
         created_by=user if getattr(user, "is_authenticated", False) else None,
         message="Waiting for a worker…",
     )
-    transaction.on_commit(lambda: task_send("dashboard.tasks.job_run", job.pk))
+    job_send_on_commit(Job, job.pk, JOB_TASK)
     return job
+
+
+def jobs_dispatch() -> int:
+    """Send the jobs whose task the broker did not take when they were started (beat, every
+    minute; ``evalsite.outbox``); return how many were sent."""
+    return jobs_sweep(Job, JOB_TASK)
 
 
 def _has_dialogues(campaign: Campaign) -> bool:
@@ -298,12 +307,16 @@ def worker_act(
     actor: str,
     reason: str = "",
     amount: str = "",
+    scope: QuerySet[Campaign] | None = None,
 ) -> str:
-    """Approve, reject, soft-block, bonus or block one worker of the campaign; return a summary.
+    """Approve, reject, soft-block, bonus, block or forget one worker of the campaign; return a
+    summary.
 
     Approve and reject act on every submitted assignment of the worker here, through the
     campaign's publication on the worker's provider; a campaign published nowhere (a demo,
-    a lab run) is reviewed here alone. Everything lands in the AuditLog.
+    a lab run) is reviewed here alone. Forget erases the worker in ``scope``, the campaigns the
+    acting researcher may see (every one for a superuser; docs/protocols.md, "Withdrawal and
+    erasure"). Everything lands in the AuditLog.
     """
     worker = worker_act_check(campaign=campaign, pseudonym=pseudonym, action=action, reason=reason)
     reason = reason.strip()
@@ -326,12 +339,15 @@ def worker_act(
     if action == "block":
         if not reason:
             raise InvalidParameters("A block needs a reason.")
-        if WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists():
+        if WorkerBlock.objects.filter(
+            worker=worker, owner_id=campaign.owner_id, lifted_at=None
+        ).exists():
             return f"{pseudonym} was already blocked; nothing changed."
         worker_block(worker=worker, reason=reason, actor=actor, campaign=campaign)
-        return f"{pseudonym} is blocked on {worker.provider} and here."
+        where = "this researcher's studies" if campaign.owner_id else "every study"
+        return f"{pseudonym} is blocked from {where}, on {worker.provider} and here."
     if action == "forget":  # a withdrawal asked of the researcher: erasure, by the policy
-        done = worker_forget(worker=worker, actor=actor, campaign=campaign)
+        done = worker_forget(worker=worker, actor=actor, campaign=campaign, scope=scope)
         return (
             f"{pseudonym} was already forgotten." if done.already else f"{pseudonym} is forgotten."
         )

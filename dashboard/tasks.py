@@ -18,3 +18,9 @@ def jobs_expire() -> dict[str, int]:
     """The dashboard's housekeeping (beat, every 5 minutes): mark jobs that stopped without
     finishing (killed, past the time limit) failed, and delete the wizard's stale drafts."""
     return {"jobs_failed": services.jobs_expire(), "drafts_expired": drafts_expire()}
+
+
+@shared_task(name="dashboard.tasks.jobs_dispatch")
+def jobs_dispatch() -> int:
+    """Send the jobs the broker did not take when they were started (beat, every minute)."""
+    return services.jobs_dispatch()

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.campaign_settings import BONUS
 from annotation.models import Campaign
 from annotation.selectors import training_summary
-from dashboard import controls, judges, leaderboard, review, selectors, services
+from dashboard import controls, judges, leaderboard, money, review, selectors, services
 from dashboard.access import campaign_for, campaigns_visible, staff_required
 from dashboard.files import job_file_open
 from dashboard.models import Job
@@ -31,7 +31,7 @@ from evalstats.spreadsheets import cell_safe
 from judges.services import MODES as JUDGE_MODES
 from judges.services import judge_start
 from modelhub.models import ModelEndpoint
-from recruitment.services import worker_links
+from recruitment.services import payments_attention, worker_links
 
 
 @require_GET
@@ -55,6 +55,10 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
     ):
         services.job_start(campaign=campaign, kind=Job.Kind.REPORT, user=request.user)
     code = request.GET.get("code", "").strip()[:64]
+    history, history_total = selectors.settings_history(
+        campaign,
+        limit=None if request.GET.get("history") == "all" else selectors.HISTORY_SHOWN,
+    )
     context = {
         "campaign": campaign,
         "row": row,
@@ -74,6 +78,10 @@ def campaign_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "code": code,
         "training": training_summary(campaign),
         "leaderboard": leaderboard.leaderboard_available(campaign),
+        "payments_attention": payments_attention(campaign),
+        "payment_actions": money.PAYMENT_ACTIONS,
+        "history": history,
+        "history_total": history_total,
     }
     if code:
         context["code_matches"] = selectors.completion_lookup(campaign, code)
@@ -284,6 +292,7 @@ def worker_action(request: HttpRequest, slug: str) -> HttpResponse:
             actor=request.user.get_username(),
             reason=request.POST.get("reason", ""),
             amount=request.POST.get("amount", ""),
+            scope=campaigns_visible(request.user),
         ),
     )
 
@@ -345,6 +354,25 @@ def bonuses_upload(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @staff_required
+def payment_action(request: HttpRequest, slug: str) -> HttpResponse:
+    """Retry a payment that needs attention, or mark it paid or not paid with a note."""
+    campaign = campaign_for(request.user, slug)
+    return _act(
+        request,
+        campaign,
+        "#payments",
+        lambda: money.payment_act(
+            campaign=campaign,
+            payment_id=request.POST.get("payment", ""),
+            action=request.POST.get("action", ""),
+            note=request.POST.get("note", ""),
+            actor=request.user.get_username(),
+        ),
+    )
+
+
+@require_POST
+@staff_required
 def campaign_status(request: HttpRequest, slug: str) -> HttpResponse:
     """Pause, resume or finish a launched campaign (finishing needs the confirmation box)."""
     campaign = campaign_for(request.user, slug)
@@ -370,7 +398,9 @@ def campaign_budget(request: HttpRequest, slug: str) -> HttpResponse:
         campaign,
         "#controls",
         lambda: controls.campaign_budget_set(
-            campaign=campaign, budget=request.POST.get("budget", "")
+            campaign=campaign,
+            budget=request.POST.get("budget", ""),
+            actor=request.user.get_username(),
         ),
     )
 

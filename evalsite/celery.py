@@ -50,8 +50,13 @@ app.conf.update(
         },
         # Bring assignments in line with MTurk/Prolific (submitted elsewhere, returned...).
         "providers-sync": {"task": "recruitment.tasks.providers_sync", "schedule": 600.0},
+        # Payments whose send was cut off: paid, sent again or flagged (docs/providers.md).
+        "payments-sweep": {"task": "recruitment.tasks.payments_sweep", "schedule": 600.0},
         # Dashboard jobs killed mid-run (time limit, dead worker) show as failed.
         "dashboard-jobs-expire": {"task": "dashboard.tasks.jobs_expire", "schedule": 300.0},
+        # Jobs accepted while the broker was down (evalsite.outbox): sent once it is back.
+        "dashboard-jobs-dispatch": {"task": "dashboard.tasks.jobs_dispatch", "schedule": 60.0},
+        "modelhub-jobs-dispatch": {"task": "modelhub.tasks.jobs_dispatch", "schedule": 60.0},
         # Webhook retries that are due, and first sends whose queueing failed (docs/api.md).
         "webhooks-due": {"task": "webhooks.tasks.webhooks_due", "schedule": 60.0},
         # API idempotency keys are remembered for a day (docs/api.md).

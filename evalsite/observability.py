@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -46,6 +47,28 @@ class JsonFormatter(logging.Formatter):
             if key not in _STANDARD and not key.startswith("_"):
                 entry[key] = value
         return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+# The query parameters that carry a provider's worker id in an arrival link (providers'
+# ``arrival``): an access or request log line names the request's URL with them.
+_WORKER_ID = re.compile(r"((?:^|[?&])(?:workerId|PROLIFIC_PID)=)[^&\s\"']*")
+# What a logged worker id becomes: the logging layer cannot read the worker's pseudonym
+# (no query in a log call, none in an async server's access log), and the id is personal
+# data that outlives a forget in every log kept.
+ID_REDACTED = "[worker]"
+
+
+class WorkerIdFilter(logging.Filter):
+    """Take the provider's worker id out of a log line's URL (gunicorn's and uvicorn's
+    access logs, Django's request logs): the line keeps its path, never the id.
+    ``settings.LOGGING`` puts it on every handler."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "workerId=" in message or "PROLIFIC_PID=" in message:
+            record.msg = _WORKER_ID.sub(lambda m: m.group(1) + ID_REDACTED, message)
+            record.args = None
+        return True
 
 
 def sentry_init(*, dsn: str, environment: str, traces_sample_rate: float) -> None:

@@ -113,6 +113,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "evalsite.health.probes_middleware",  # /health/, /ready/, /metrics: before the host check
+    "evalsite.csp.csp_middleware",  # script-src 'self' on every page, the 503 page's too
     "evalsite.overload.OverloadMiddleware",  # database overload: 503 + Retry-After, not 500
     "evalsite.inputs.InputMiddleware",  # input no field accepts (NUL): 400, not 500
     "django.middleware.security.SecurityMiddleware",
@@ -310,20 +311,22 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # The cache (rate-limit counters, the dashboard's item counts): Redis when REDIS_URL is set, so
-# that every web process counts together; this process's memory otherwise. Short timeouts: a
-# rate limit that cannot reach Redis lets the request through (annotation.ratelimits).
+# that every web process counts together; this process's memory otherwise. While Redis is down
+# each process serves the cache from a bounded memory of its own (evalsite.cache); short
+# timeouts bound the call that finds out. Sessions stay in the database (Django's default
+# SESSION_ENGINE), so a Redis outage logs nobody out.
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "evalsite.cache.OutageTolerantRedisCache",
             "LOCATION": REDIS_URL,
             # Keys of several sites (or test runs) sharing one Redis stay apart.
             "KEY_PREFIX": read_str("EVALSITE_CACHE_PREFIX", "evalsite"),
             # One connection pool per process, not one per request (evalsite.cache).
             "OPTIONS": {
                 "pool_class": "evalsite.cache.SharedConnectionPool",
-                "socket_connect_timeout": 1,
-                "socket_timeout": 1,
+                "socket_connect_timeout": 0.25,
+                "socket_timeout": 0.5,
             },
         }
     }
@@ -362,11 +365,20 @@ LOGGING = {
         "json": {"()": "evalsite.observability.JsonFormatter"},
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
     },
+    # Worker ids in logged URLs (?workerId=, PROLIFIC_PID=) become "[worker]": a log outlives
+    # a worker's erasure (docs/protocols.md, "Withdrawal and erasure").
+    "filters": {"worker_ids": {"()": "evalsite.observability.WorkerIdFilter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "json" if LOG_JSON else "plain",
+            "filters": ["worker_ids"],
         }
+    },
+    "loggers": {  # access logs that have handlers of their own (gunicorn's, runserver's)
+        "uvicorn.access": {"filters": ["worker_ids"]},
+        "gunicorn.access": {"filters": ["worker_ids"]},
+        "django.server": {"handlers": ["console"], "filters": ["worker_ids"], "propagate": False},
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
 }

@@ -14,12 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from django.db import transaction
 from django.db.models import Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from evalsite.celery import task_send
+from evalsite.outbox import job_send_on_commit, jobs_sweep
 from modelhub.models import GenerationJob, ModelEndpoint
 
 TASK = "modelhub.tasks.job_run"
@@ -116,14 +115,22 @@ def job_retry(*, job: GenerationJob) -> None:
     requeued = (
         GenerationJob.objects.filter(pk=job.pk)
         .exclude(status=GenerationJob.Status.DONE)
-        .update(status=GenerationJob.Status.QUEUED, error="", finished_at=None)
+        .update(status=GenerationJob.Status.QUEUED, error="", finished_at=None, dispatched_at=None)
     )
     if requeued:
         _job_enqueue(job)
 
 
+def jobs_dispatch() -> int:
+    """Send the jobs whose task the broker did not take when they were queued (beat, every
+    minute; ``evalsite.outbox``); return how many were sent."""
+    return jobs_sweep(GenerationJob, TASK)
+
+
 def _job_enqueue(job: GenerationJob) -> None:
-    transaction.on_commit(lambda: task_send(TASK, job.pk))
+    """Send the job's task once the transaction commits; with the broker down it stays queued
+    for ``jobs_dispatch``."""
+    job_send_on_commit(GenerationJob, job.pk, TASK)
 
 
 # -- running --------------------------------------------------------------------------------

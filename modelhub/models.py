@@ -104,6 +104,9 @@ class GenerationJob(models.Model):
     error = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0, help_text="Task runs that worked on it.")
     created_at = models.DateTimeField(auto_now_add=True)
+    # When its task was handed to the broker; null while the broker could not take it
+    # (``evalsite.outbox``: the sweep sends it).
+    dispatched_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

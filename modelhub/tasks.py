@@ -18,6 +18,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from modelhub.backends import TransientBackendError
 from modelhub.jobs import job_fail
 from modelhub.jobs import job_run as job_run_service
+from modelhub.jobs import jobs_dispatch as jobs_dispatch_service
 from modelhub.models import ModelEndpoint
 from modelhub.services import bot_reply as bot_reply_service
 
@@ -70,6 +71,12 @@ def job_run(self: Task, job_id: int, start: int = 0, slice_s: float = JOB_SLICE_
     if following is not None:
         job_run.apply_async(args=[job_id], kwargs={"start": following, "slice_s": slice_s})
     return following is None
+
+
+@shared_task(name="modelhub.tasks.jobs_dispatch", soft_time_limit=60, time_limit=90)
+def jobs_dispatch() -> int:
+    """Send the jobs the broker did not take when they were queued (beat, every minute)."""
+    return jobs_dispatch_service()
 
 
 @shared_task(

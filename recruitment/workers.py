@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlencode
 
+from django.contrib.auth.models import User
 from django.urls import reverse
 
 from annotation.models import Assignment, AuditLog, Campaign, Worker, WorkerBlock
+from annotation.quality import worker_block_applies
 from annotation.services import audit_add
 from annotation.services.workers import worker_block_lift, worker_block_record
 from evalsite.errors import InvalidParameters, NotAllowed
@@ -42,7 +44,7 @@ def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> None:
     provider = provider_get(arrival.provider)
     provider.identity_check(campaign=campaign.slug, open_links=campaign.open_links, arrival=arrival)
     worker = Worker.objects.filter(provider=arrival.provider, external_id=arrival.worker_id).first()
-    if worker is not None and WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists():
+    if worker is not None and worker_block_applies(campaign=campaign, worker=worker):
         raise NotAllowed("You cannot take part in this study.")
     if not Publication.objects.filter(campaign=campaign).exists():
         return
@@ -132,12 +134,16 @@ def _remote(worker: Worker) -> Provider | None:
     return provider if provider.remote else None
 
 
-def _provider_configs(provider: str) -> list[dict[str, Any]]:
-    """Return one config per distinct account/endpoint this provider was published with."""
-    seen: dict[str, dict[str, Any]] = {}
-    for publication in Publication.objects.filter(provider=provider).exclude(
+def _provider_configs(provider: str, owner: User | None) -> list[dict[str, Any]]:
+    """Return one config per distinct account/endpoint this provider was published with:
+    through ``owner``'s campaigns only, or through everyone's for a global block (None)."""
+    publications = Publication.objects.filter(provider=provider).exclude(
         status=Publication.Status.FAILED
-    ):
+    )
+    if owner is not None:
+        publications = publications.filter(campaign__owner=owner)
+    seen: dict[str, dict[str, Any]] = {}
+    for publication in publications:
         config = publication.config
         key = str(config.get("block_group") or (config.get("endpoint_url"), config.get("sandbox")))
         seen.setdefault(key, dict(config))
@@ -147,55 +153,45 @@ def _provider_configs(provider: str) -> list[dict[str, Any]]:
 def worker_block(
     *, worker: Worker, reason: str, actor: str, campaign: Campaign | None = None
 ) -> WorkerBlock:
-    """Block a worker from all our studies, on the provider's side too (idempotent).
+    """Block a worker, on the provider's side too (idempotent).
 
-    MTurk: CreateWorkerBlock on each endpoint we published on; Prolific: the blocklist group
-    of each study. The provider is told first; if it refuses, nothing is recorded. The audit
-    line names ``campaign`` when the block was decided from one (the dashboard).
+    Decided from a campaign (the dashboard, the API), the block covers its owner's studies
+    only; without one (``manage.py block``, an admin's) or from a campaign without an owner
+    (only a superuser sees those), every study. The provider is told through the
+    publications of the studies it covers: MTurk, CreateWorkerBlock on each endpoint (an
+    MTurk block is account-wide); Prolific, the blocklist group of each study. If it
+    refuses, nothing is recorded. Each affected campaign's audit log gets a line.
     """
     reason = reason.strip()
     if not reason:
         raise InvalidParameters("Give a reason for the block; the worker may be shown it.")
-    existing = WorkerBlock.objects.filter(worker=worker, lifted_at=None).first()
+    owner = campaign.owner if campaign is not None else None
+    existing = WorkerBlock.objects.filter(worker=worker, owner=owner, lifted_at=None).first()
     if existing is not None:
         return existing
     provider = _remote(worker)
     if provider is not None:
-        for config in _provider_configs(worker.provider):
+        for config in _provider_configs(worker.provider, owner):
             provider.block(config=config, worker_id=worker.external_id, reason=reason)
-    block, created = worker_block_record(worker=worker, reason=reason, actor=actor)
-    if not created:  # blocked concurrently
-        return block
-    audit_add(
-        action=AuditLog.Action.BLOCK,
-        actor=actor,
-        campaign=campaign,
-        provider=worker.provider,
-        worker=worker,
-        detail=reason,
-    )
+    block, _created = worker_block_record(worker=worker, owner=owner, reason=reason, actor=actor)
     return block
 
 
-def worker_unblock(*, worker: Worker, reason: str, actor: str) -> WorkerBlock | None:
-    """Lift the worker's block here and on the provider (idempotent); return it if there was one."""
-    block = WorkerBlock.objects.filter(worker=worker, lifted_at=None).first()
+def worker_unblock(
+    *, worker: Worker, reason: str, actor: str, owner: User | None = None
+) -> WorkerBlock | None:
+    """Lift the worker's block of ``owner``'s scope (None: the global one) here and on the
+    provider (idempotent); return it if there was one."""
+    block = WorkerBlock.objects.filter(worker=worker, owner=owner, lifted_at=None).first()
     if block is None:
         return None
     provider = _remote(worker)
     if provider is not None:
-        for config in _provider_configs(worker.provider):
+        for config in _provider_configs(worker.provider, owner):
             provider.unblock(
                 config=config, worker_id=worker.external_id, reason=reason or "Unblocked"
             )
-    worker_block_lift(block=block, actor=actor)
-    audit_add(
-        action=AuditLog.Action.UNBLOCK,
-        actor=actor,
-        provider=worker.provider,
-        worker=worker,
-        detail=reason,
-    )
+    worker_block_lift(block=block, actor=actor, reason=reason)
     return block
 
 

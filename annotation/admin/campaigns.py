@@ -205,6 +205,7 @@ class CampaignAdmin(ServiceAdmin):
                 values=values,
                 parameters=data["parameters"] if "parameters" in form.fields else None,
                 study=texts,
+                actor=request.user.get_username(),
             )
             campaign_details_update(
                 campaign=campaign,
@@ -213,7 +214,9 @@ class CampaignAdmin(ServiceAdmin):
                 withdrawal=data["withdrawal"],
             )
             if "budget" in form.changed_data:
-                campaign_budget_set(campaign=campaign, budget=budget)
+                campaign_budget_set(
+                    campaign=campaign, budget=budget, actor=request.user.get_username()
+                )
         else:
             arguments, reward = _create_arguments(data, values, texts)
             campaign = campaign_create(owner=data["owner"], **arguments)

@@ -97,7 +97,7 @@ class AuditLogAdmin(ReadOnlyAdmin):
 
 @admin.register(WorkerBlock)
 class WorkerBlockAdmin(ReadOnlyAdmin):
-    list_display = ["worker", "reason", "actor", "created_at", "lifted_at"]
+    list_display = ["worker", "owner", "reason", "actor", "created_at", "lifted_at"]
     search_fields = ["worker__pseudonym", "reason"]
 
 

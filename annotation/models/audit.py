@@ -1,5 +1,6 @@
 """The audit trail of money and actions on workers, and researchers' blocks of workers."""
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -25,6 +26,7 @@ class AuditLog(models.Model):
         SYNC = "sync", "Sync"
         REFUSED = "refused", "Refused"
         FORGET = "forget", "Forget (withdrawal, erasure)"
+        SETTINGS = "settings", "Settings change"
 
     campaign = models.ForeignKey(
         Campaign, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_log"
@@ -51,9 +53,21 @@ class AuditLog(models.Model):
 
 
 class WorkerBlock(models.Model):
-    """A worker blocked from all our studies, mirrored to the provider's own block list."""
+    """A worker blocked from one researcher's studies (``owner``) or, without an owner, from
+    all our studies (an admin's block), mirrored to the provider's own block list.
+
+    A researcher's block goes with the researcher (CASCADE): it must never become a global
+    one, as SET_NULL would make it."""
 
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="blocks")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="worker_blocks",
+        help_text="The researcher whose studies the block covers; empty: every study (global).",
+    )
     reason = models.TextField()
     actor = models.CharField(max_length=150)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -63,13 +77,22 @@ class WorkerBlock(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
+            # One active block per worker and scope (NULLs are distinct in a unique index, so
+            # the global scope needs its own).
             models.UniqueConstraint(
-                fields=["worker"], condition=Q(lifted_at=None), name="workerblock_one_active"
-            )
+                fields=["worker", "owner"],
+                condition=Q(lifted_at=None, owner__isnull=False),
+                name="workerblock_one_active_per_owner",
+            ),
+            models.UniqueConstraint(
+                fields=["worker"],
+                condition=Q(lifted_at=None, owner=None),
+                name="workerblock_one_active_global",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"block {self.worker_id}"
+        return f"block {self.worker_id} ({self.owner_id or 'global'})"
 
     @property
     def is_active(self) -> bool:

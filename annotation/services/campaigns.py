@@ -16,6 +16,7 @@ from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean, val
 from annotation.locks import campaign_lock
 from annotation.models import Campaign
 from annotation.protocols import LiveChat, Protocol, registry
+from annotation.services.audit import audit_settings
 from annotation.study_pages import study_clean
 from evalsite.errors import Conflict, InvalidParameters
 
@@ -201,20 +202,33 @@ def campaign_settings_update(
     values: Mapping[str, Any],
     parameters: Mapping[str, Any] | None = None,
     study: Mapping[str, Any] | None = None,
+    actor: str = "system",
 ) -> Campaign:
     """Change settings, all or nothing, under the campaign's row lock; return the campaign.
 
     What may change in which status is ``campaign_settings_check``'s; the study pages' texts
     (``study``) may change at any time, and a new consent version asks every worker again.
+    Once launched, every change is written to the audit log (``_history_add``).
     """
     locked = campaign_lock(campaign)
     changes = campaign_settings_check(
         campaign=locked, values=values, parameters=parameters, study=study
     )
+    _history_add(locked, actor, changes)
     for name, value in changes.items():
         setattr(campaign, name, value)
     campaign.save(update_fields=[*changes, "updated_at"])
     return campaign
+
+
+def _history_add(locked: Campaign, actor: str, changes: Mapping[str, Any]) -> None:
+    """Write a launched campaign's changed settings, old → new, to its audit log: the one
+    place every settings, threshold, text and budget change passes. A draft's are not
+    written: no worker has seen it and nothing was spent, so its settings at launch are
+    the history's start."""
+    if locked.status != Campaign.Status.DRAFT:
+        old = {name: getattr(locked, name) for name in changes}
+        audit_settings(campaign=locked, actor=actor, old=old, new=changes)
 
 
 # What a campaign has committed of its budget, as the apps that spend it count it (recruitment:
@@ -262,16 +276,17 @@ def campaign_budget_check(*, campaign: Campaign, budget: object) -> tuple[Decima
 
 
 @transaction.atomic
-def campaign_budget_set(*, campaign: Campaign, budget: object) -> Campaign:
+def campaign_budget_set(*, campaign: Campaign, budget: object, actor: str = "system") -> Campaign:
     """Set the campaign's budget, in any status, never below what it has committed.
 
     Under the campaign's row lock (``campaign_lock``) no payment or publication can commit
     more between the check and the write, and every later spending is checked against the
-    new value (recruitment's ``budget_check``). Not audit-logged: the audit log records
-    movements of money and actions on workers.
+    new value (recruitment's ``budget_check``). A launched campaign's change goes to its
+    settings history in the audit log, as every setting's does.
     """
     locked = campaign_lock(campaign)
     new, _committed = campaign_budget_check(campaign=locked, budget=budget)
+    _history_add(locked, actor, {"budget": new})
     campaign.budget = new
     campaign.save(update_fields=["budget", "updated_at"])
     return campaign

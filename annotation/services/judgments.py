@@ -17,7 +17,7 @@ from django.utils.translation import gettext, gettext_noop
 from annotation import quality
 from annotation.allocation import item_claims, item_judged_unleased, lease_fulfil, leases_release
 from annotation.locks import assignment_lock, item_lock, item_lock_in
-from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker, WorkerBlock
+from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
 from annotation.protocols import Protocol, registry
 from annotation.services.assignments import _transition
 from annotation.tallies import tally_add
@@ -162,10 +162,9 @@ def _write(
     item. The item's counters and the campaign's tallies change in the same transaction.
     """
     campaign, worker = assignment.campaign, assignment.worker
-    if (
-        quality.worker_soft_blocked(campaign=campaign, worker=worker)
-        or WorkerBlock.objects.filter(worker=worker, lifted_at=None).exists()
-    ):
+    if quality.worker_soft_blocked(
+        campaign=campaign, worker=worker
+    ) or quality.worker_block_applies(campaign=campaign, worker=worker):
         raise NotAllowed(gettext("There are no more items for you in this study."))
     quality.answer_time_check(campaign=campaign, spent_ms=spent)
     answered.protocol.check_item_answers(

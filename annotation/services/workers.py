@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet, Value
+from django.db.models import Q, QuerySet, Value
 from django.db.models.functions import Replace
 from django.utils import timezone
 
@@ -49,7 +50,8 @@ FORGOTTEN = "forgotten/"
 
 @dataclass
 class Forgotten:
-    """What ``worker_forget`` did: texts scrubbed, campaigns whose judgments were dropped."""
+    """What ``worker_forget`` did: texts scrubbed, campaigns whose judgments were dropped,
+    every campaign it reached or whose items quoted the worker (``campaigns``)."""
 
     worker: Worker
     already: bool = False
@@ -57,6 +59,7 @@ class Forgotten:
     dropped: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     reopened: int = 0
+    campaigns: list[int] = field(default_factory=list)
 
 
 def worker_model_rater_get(*, name: str) -> Worker:
@@ -78,16 +81,29 @@ def worker_is_forgotten(worker: Worker) -> bool:
 
 
 @transaction.atomic
-def worker_forget(*, worker: Worker, actor: str, campaign: Campaign | None = None) -> Forgotten:
+def worker_forget(
+    *,
+    worker: Worker,
+    actor: str,
+    campaign: Campaign | None = None,
+    scope: QuerySet[Campaign] | None = None,
+) -> Forgotten:
     """Erase a worker's provider id and every text they wrote; apply each campaign's policy.
+
+    ``scope``: the campaigns a researcher may act on (their own, from the dashboard or the
+    API); a forget reaches only those. None (the admin's ``forget`` command, the worker's own
+    withdrawal) reaches every campaign. The provider id is erased only when the forget
+    reaches every campaign the worker took part in: other researchers' studies still know
+    the worker by it.
 
     Idempotent: a forgotten worker is left as is (and nothing is logged again). Under the
     worker's row lock: their open assignments end as returned (leases released), their
-    situations and utterances, and the item payloads quoting them, read ``WITHDRAWN``; the
-    audit log's and payments' texts lose the provider id; in every campaign they judged
-    whose policy is ``drop`` they are soft-blocked with reason "withdrawn", so their
-    judgments leave reports and exports and their items re-open (``items_reopen``).
-    ``campaign`` is where the withdrawal was asked for (the audit entry names it).
+    situations and utterances, and the item payloads quoting them (ACUTE-Eval's
+    conversations too, in any campaign), read ``WITHDRAWN``; the audit log's and payments'
+    texts lose the provider id; in every campaign they judged whose policy is ``drop`` they
+    are soft-blocked with reason "withdrawn", so their judgments leave reports and exports
+    and their items re-open (``items_reopen``). Every campaign reached gets an audit entry;
+    ``campaign`` is where the withdrawal was asked for (the first entry names it).
     """
     locked = worker_lock(worker)
     if worker_is_forgotten(locked):
@@ -95,75 +111,128 @@ def worker_forget(*, worker: Worker, actor: str, campaign: Campaign | None = Non
         return Forgotten(worker=worker, already=True)
     old_id = locked.external_id
     done = Forgotten(worker=worker)
-    for assignment in Assignment.objects.filter(worker=locked, status=Assignment.Status.ACCEPTED):
-        assignment_set_status(assignment=assignment, status=Assignment.Status.RETURNED)
-    leases_release(Lease.objects.filter(worker=locked))
-    done.texts = _texts_scrub(locked)
-    marker = FORGOTTEN + locked.pseudonym
-    Worker.objects.filter(pk=locked.pk).update(external_id=marker)
-    worker.external_id = marker
-    for model, column in (
-        (AuditLog, "detail"),
-        (WorkerBlock, "reason"),
+    taken = _campaigns_of(locked)
+    reached = taken if scope is None else taken & set(scope.values_list("pk", flat=True))
+    everywhere = reached == taken
+    for assignment in Assignment.objects.filter(
+        worker=locked, status=Assignment.Status.ACCEPTED, campaign__in=reached
     ):
-        id_replace(model.objects.filter(worker=locked), column, old_id, marker)
-    # The apps above erase it from their rows too (recruitment: the payments' texts).
-    signals.worker_forgotten.send(Worker, worker=locked, old_id=old_id, marker=marker)
-    done.reopened = _judgments_policy(locked, done)
-    audit_add(
-        action=AuditLog.Action.FORGET,
-        actor=actor,
-        campaign=campaign,
-        provider=locked.provider,
-        worker=locked,
-        detail=(
-            f"withdrawal: provider id and {done.texts} texts erased; judgments kept in "
-            f"{', '.join(done.kept) or 'no campaign'}, dropped in "
-            f"{', '.join(done.dropped) or 'no campaign'}; {done.reopened} item slots re-opened"
-        ),
+        assignment_set_status(assignment=assignment, status=Assignment.Status.RETURNED)
+    leases_release(Lease.objects.filter(worker=locked, item__campaign__in=reached))
+    done.texts, quoting = _texts_scrub(locked, reached)
+    marker = old_id
+    if everywhere:
+        marker = FORGOTTEN + locked.pseudonym
+        Worker.objects.filter(pk=locked.pk).update(external_id=marker)
+        worker.external_id = marker
+        for model, column in (
+            (AuditLog, "detail"),
+            (WorkerBlock, "reason"),
+        ):
+            id_replace(model.objects.filter(worker=locked), column, old_id, marker)
+    done.reopened = _judgments_policy(locked, done, reached)
+    done.campaigns = sorted(reached | quoting)
+    # The apps above erase it from their rows too (recruitment: the payments' texts;
+    # dashboard: the reports and exports of these campaigns; webhooks: the payloads sent).
+    signals.worker_forgotten.send(
+        Worker, worker=locked, old_id=old_id, marker=marker, campaigns=done.campaigns
     )
+    detail = (
+        f"withdrawal: {'provider id and ' if everywhere else ''}{done.texts} texts erased"
+        f"{'' if everywhere else ' in ' + str(len(reached)) + ' campaigns of ' + actor}; "
+        f"judgments kept in {', '.join(done.kept) or 'no campaign'}, dropped in "
+        f"{', '.join(done.dropped) or 'no campaign'}; {done.reopened} item slots re-opened"
+    )
+    first = [campaign] if campaign is not None and campaign.pk in reached else []
+    others = Campaign.objects.filter(pk__in=done.campaigns).exclude(pk__in=[c.pk for c in first])
+    # A worker who took part nowhere still gets their one entry (where it was asked).
+    targets: list[Campaign | None] = [*first, *others.order_by("pk")] or [campaign]
+    for affected in targets:
+        audit_add(
+            action=AuditLog.Action.FORGET,
+            actor=actor,
+            campaign=affected,
+            provider=locked.provider,
+            worker=locked,
+            detail=detail,
+        )
     return done
 
 
 def id_replace(rows: QuerySet[Any], column: str, old_id: str, marker: str) -> int:
     """Replace ``old_id`` with ``marker`` in the text ``column`` of ``rows`` (a forgotten
     worker's provider id in the texts that quote it); return how many rows changed."""
+    if old_id == marker:  # a forget that did not reach every campaign keeps the id
+        return 0
     return rows.filter(**{f"{column}__contains": old_id}).update(
         **{column: Replace(column, Value(old_id), Value(marker))}
     )
 
 
-def _texts_scrub(worker: Worker) -> int:
-    """Replace the worker's situations and utterances, and their quotes in item payloads of
-    the dialogues they wrote in, their answers in their own words (a protocol's
-    ``text_questions``) and the comment of their closing ratings of a chat, with
-    ``WITHDRAWN``; return how many texts were replaced."""
-    utterances = Utterance.objects.filter(worker=worker)
-    situations = Situation.objects.filter(worker=worker)
+def _campaigns_of(worker: Worker) -> set[int]:
+    """The campaigns the worker took part in: assigned, judged, chatted or wrote in."""
+    return (
+        set(Assignment.objects.filter(worker=worker).values_list("campaign_id", flat=True))
+        | set(Judgment.objects.filter(worker=worker).values_list("item__campaign_id", flat=True))
+        | set(
+            Utterance.objects.filter(worker=worker, dialogue__campaign__isnull=False).values_list(
+                "dialogue__campaign_id", flat=True
+            )
+        )
+        | set(
+            Situation.objects.filter(worker=worker, campaign__isnull=False).values_list(
+                "campaign_id", flat=True
+            )
+        )
+    )
+
+
+def _texts_scrub(worker: Worker, campaigns: set[int]) -> tuple[int, set[int]]:
+    """Replace the worker's situations and utterances in ``campaigns``, and their quotes in
+    item payloads (of any campaign) of the dialogues they wrote in, their answers in their
+    own words (a protocol's ``text_questions``) and the comment of their closing ratings of
+    a chat, with ``WITHDRAWN``; return how many texts were replaced, and the campaigns of the
+    items that quoted them.
+
+    The items are redacted, not retired: the judgments made on them stay valid (the
+    comparison was made) and keep their item, only the worker's words leave."""
+    utterances = Utterance.objects.filter(worker=worker, dialogue__campaign__in=campaigns)
+    situations = Situation.objects.filter(worker=worker, campaign__in=campaigns)
     texts = set(utterances.values_list("text", flat=True)) | set(
         situations.values_list("text", flat=True)
     )
     texts.discard(WITHDRAWN)
-    keys = set(
-        Dialogue.objects.filter(utterances__worker=worker).values_list("key", flat=True)
-    ) | set(Dialogue.objects.filter(situation__worker=worker).values_list("key", flat=True))
+    dialogues = Dialogue.objects.filter(campaign__in=campaigns).filter(
+        Q(utterances__worker=worker) | Q(situation__worker=worker)
+    )
+    keys = set(dialogues.values_list("key", flat=True))
+    # ACUTE-Eval names a conversation "<campaign slug>/<dialogue key>" (items_acute).
+    names = {f"{slug}/{key}" for slug, key in dialogues.values_list("campaign__slug", "key")}
     count = utterances.exclude(text=WITHDRAWN).update(text=WITHDRAWN, signals={})
     count += situations.exclude(text=WITHDRAWN).update(text=WITHDRAWN, signals={}, author="")
-    count += _answers_scrub(worker)
+    count += _answers_scrub(worker, campaigns)
+    quoting: set[int] = set()
     if texts and keys:
-        # Chat turns become items (a bot turn's context, human SSA's turns): the payload
-        # names its conversation as ``example``.
-        for item in Item.objects.filter(payload__example__in=sorted(keys)).order_by("pk"):
+        # Chat turns become items: a bot turn's context and human SSA's turns name their
+        # conversation as ``example``, an ACUTE-Eval pair as ``dialogue_a``/``dialogue_b``.
+        items = Item.objects.filter(
+            Q(payload__example__in=sorted(keys))
+            | Q(payload__dialogue_a__in=sorted(names))
+            | Q(payload__dialogue_b__in=sorted(names))
+        )
+        for item in items.order_by("pk"):
             payload = _scrubbed(item.payload, texts)
             if payload != item.payload:
                 Item.objects.filter(pk=item.pk).update(payload=payload)
-    return count
+                quoting.add(item.campaign_id)
+    return count, quoting
 
 
-def _answers_scrub(worker: Worker) -> int:
-    """Erase the worker's written answers: text questions' judgments, closing comments."""
+def _answers_scrub(worker: Worker, reached: set[int]) -> int:
+    """Erase the worker's written answers in ``reached``: text questions' judgments, closing
+    comments."""
     count = 0
-    campaigns = Campaign.objects.filter(items__judgments__worker=worker).distinct()
+    campaigns = Campaign.objects.filter(pk__in=reached)
     for campaign_id, protocol in campaigns.values_list("pk", "protocol"):
         questions = registry.get(protocol).text_questions
         if questions:
@@ -176,7 +245,7 @@ def _answers_scrub(worker: Worker) -> int:
             )
     # A bot chat's closing ratings are in its dialogue; its seats (chat's rows, reached by
     # their relation's name, never imported) say whose.
-    rated = Dialogue.objects.filter(seats__worker=worker).distinct()
+    rated = Dialogue.objects.filter(seats__worker=worker, campaign__in=reached).distinct()
     for dialogue in rated.order_by("pk"):
         ratings = dialogue.metadata.get("ratings")
         if isinstance(ratings, dict) and ratings.get("comment") not in (None, "", WITHDRAWN):
@@ -197,13 +266,14 @@ def _scrubbed(value: Any, texts: set[str]) -> Any:
     return value
 
 
-def _judgments_policy(worker: Worker, done: Forgotten) -> int:
-    """Keep or drop the worker's judgments in each campaign by its ``withdrawal`` policy;
-    return the item slots re-opened. Dropping soft-blocks them there with the reason
-    "withdrawn" (also when quality control had blocked them), which re-opens their items."""
+def _judgments_policy(worker: Worker, done: Forgotten, reached: set[int]) -> int:
+    """Keep or drop the worker's judgments in each campaign of ``reached`` by its
+    ``withdrawal`` policy; return the item slots re-opened. Dropping soft-blocks them there
+    with the reason "withdrawn" (also when quality control had blocked them), which re-opens
+    their items."""
     reopened = 0
-    campaigns = Campaign.objects.filter(items__judgments__worker=worker).distinct().order_by("pk")
-    for campaign in campaigns:
+    campaigns = Campaign.objects.filter(pk__in=reached, items__judgments__worker=worker)
+    for campaign in campaigns.distinct().order_by("pk"):
         if campaign.withdrawal != Campaign.Withdrawal.DROP:
             done.kept.append(campaign.slug)
             continue
@@ -218,20 +288,60 @@ def _judgments_policy(worker: Worker, done: Forgotten) -> int:
     return reopened
 
 
-def worker_block_record(*, worker: Worker, reason: str, actor: str) -> tuple[WorkerBlock, bool]:
-    """Record a researcher's block of the worker (recruitment's ``worker_block`` tells the
-    provider first); return it and whether it is new (one active block per worker: a
-    concurrent second one returns the first)."""
+def worker_block_record(
+    *, worker: Worker, owner: User | None, reason: str, actor: str
+) -> tuple[WorkerBlock, bool]:
+    """Record a block of the worker from ``owner``'s studies (None: from every study, an
+    admin's) and write it to each affected campaign's audit log (``block_campaigns``);
+    return the block and whether it is new. Recruitment's ``worker_block`` tells the
+    provider first. One active block per worker and scope: a concurrent second one returns
+    the first."""
     try:
         with transaction.atomic():
-            block = WorkerBlock.objects.create(worker=worker, reason=reason, actor=actor[:150])
+            block = WorkerBlock.objects.create(
+                worker=worker, owner=owner, reason=reason, actor=actor[:150]
+            )
+            _block_audit(block, AuditLog.Action.BLOCK, actor, reason)
     except IntegrityError:
-        return WorkerBlock.objects.get(worker=worker, lifted_at=None), False
+        return WorkerBlock.objects.get(worker=worker, owner=owner, lifted_at=None), False
     return block, True
 
 
-def worker_block_lift(*, block: WorkerBlock, actor: str) -> None:
-    """Record that ``block`` was lifted, now, by ``actor``."""
+@transaction.atomic
+def worker_block_lift(*, block: WorkerBlock, actor: str, reason: str = "") -> None:
+    """Record that ``block`` was lifted, now, by ``actor``, in each affected campaign's
+    audit log as its block was."""
     block.lifted_at = timezone.now()
     block.lifted_by = actor[:150]
     block.save(update_fields=["lifted_at", "lifted_by"])
+    _block_audit(block, AuditLog.Action.UNBLOCK, actor, reason)
+
+
+def block_campaigns(block: WorkerBlock) -> QuerySet[Campaign]:
+    """Return the campaigns the block affects: those the worker took part in (an assignment
+    or a participation), of the block's owner, or every owner's for a global block."""
+    worker = block.worker
+    campaigns = Campaign.objects.filter(
+        Q(pk__in=Assignment.objects.filter(worker=worker).values("campaign_id"))
+        | Q(pk__in=worker.participations.values("campaign_id"))
+    )
+    if block.owner_id is not None:
+        campaigns = campaigns.filter(owner_id=block.owner_id)
+    return campaigns.order_by("pk")
+
+
+def _block_audit(block: WorkerBlock, action: str, actor: str, reason: str) -> None:
+    """One audit line per affected campaign, so each researcher sees in their own log what
+    changed for their studies; one without a campaign when none is affected (yet)."""
+    scope = f"{block.owner.get_username()}'s studies" if block.owner else "every study"
+    detail = f"{reason} ({scope})" if reason else f"({scope})"
+    campaigns: list[Campaign | None] = [*block_campaigns(block)] or [None]
+    for campaign in campaigns:
+        audit_add(
+            action=action,
+            actor=actor,
+            campaign=campaign,
+            provider=block.worker.provider,
+            worker=block.worker,
+            detail=detail,
+        )

@@ -443,7 +443,11 @@ def test_a_block_is_audited_with_its_campaign_once(ada, filled) -> None:
     )
     assert "already blocked" in again
     block = AuditLog.objects.get(worker=worker, action=AuditLog.Action.BLOCK)
-    assert (block.campaign, block.actor, block.detail) == (filled, "ada", "copy-paste")
+    assert (block.campaign, block.actor, block.detail) == (
+        filled,
+        "ada",
+        "copy-paste (ada's studies)",
+    )
 
 
 def test_a_job_killed_mid_run_is_marked_failed_after_a_while_and_can_still_finish(

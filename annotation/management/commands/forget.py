@@ -1,4 +1,7 @@
-"""``python manage.py forget <worker>``: erase a worker who withdrew (the right to be forgotten)."""
+"""``python manage.py forget <worker>``: erase a worker who withdrew (the right to be forgotten).
+
+An admin's tool: it reaches every campaign, other researchers' too (each gets an audit
+entry); a researcher forgets from the dashboard or the API, in their own campaigns only."""
 
 from __future__ import annotations
 
@@ -13,9 +16,11 @@ from annotation.services import worker_forget
 
 class Command(BaseCommand):
     help = (
-        "Erase a worker: their provider id and every text they wrote become markers; payments "
-        "and the audit trail stay; each campaign keeps or drops their judgments by its "
-        "withdrawal policy (docs/protocols.md, 'Withdrawal'). Running it again changes nothing."
+        "Erase a worker everywhere (an admin's tool; a researcher forgets in their own "
+        "campaigns from the dashboard or the API): their provider id and every text they "
+        "wrote become markers; payments and the audit trail stay; each campaign keeps or "
+        "drops their judgments by its withdrawal policy "
+        "(docs/protocols.md, 'Withdrawal'). Running it again changes nothing."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

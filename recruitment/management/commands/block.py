@@ -1,9 +1,11 @@
-"""``python manage.py block <worker>``: block a worker from all studies (or lift the block)."""
+"""``python manage.py block <worker>``: block a worker from every study, an admin's global
+block (or lift a block: the global one, or with ``--owner`` a researcher's)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.management.cli import PROVIDERS, actor, add_actor, run
@@ -23,15 +25,20 @@ class Command(BaseCommand):
         )
         parser.add_argument("--reason", default="", help="Why; MTurk shows it to the worker.")
         parser.add_argument("--unblock", action="store_true", help="Lift the block instead.")
+        parser.add_argument(
+            "--owner",
+            help="With --unblock: lift this researcher's (username) block, not the global one.",
+        )
         parser.add_argument("--list", action="store_true", help="List the active blocks.")
         add_actor(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["list"]:
-            for b in WorkerBlock.objects.filter(lifted_at=None).select_related("worker"):
+            for b in WorkerBlock.objects.filter(lifted_at=None).select_related("worker", "owner"):
+                scope = f"{b.owner.get_username()}'s studies" if b.owner else "every study"
                 self.stdout.write(
                     f"{b.worker.provider}:{b.worker.external_id} ({b.worker.pseudonym}) "
-                    f"since {b.created_at:%Y-%m-%d} by {b.actor}: {b.reason}"
+                    f"from {scope} since {b.created_at:%Y-%m-%d} by {b.actor}: {b.reason}"
                 )
             return
         if not options["worker"]:
@@ -47,10 +54,17 @@ class Command(BaseCommand):
                 + ("" if options["provider"] else " (with a provider id, also give --provider)")
                 + "."
             )
+        if options["owner"] and not options["unblock"]:
+            raise CommandError("--owner goes with --unblock; a researcher blocks from a campaign.")
         if options["unblock"]:
+            owner = None
+            if options["owner"]:
+                owner = User.objects.filter(username=options["owner"]).first()
+                if owner is None:
+                    raise CommandError(f"No user {options['owner']!r}.")
             lifted = run(
                 lambda: worker_unblock(
-                    worker=worker, reason=options["reason"], actor=actor(options)
+                    worker=worker, reason=options["reason"], actor=actor(options), owner=owner
                 )
             )
             self.stdout.write(f"Unblocked {worker}." if lifted else f"{worker} was not blocked.")

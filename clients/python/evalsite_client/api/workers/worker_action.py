@@ -111,7 +111,8 @@ def sync_detailed(
 
      Approve or reject (``reason``: the feedback) their submitted assignments, soft-block
     them here, pay a bonus (``amount``, ``reason``), block them on their provider, or forget
-    them (erasure). Approve and bonus spend money: send an ``Idempotency-Key``.
+    them (erasure: in the campaigns the key's user may see, all of them for a superuser).
+    Approve and bonus spend money: send an ``Idempotency-Key``.
 
     Args:
         slug (str): The campaign's slug. Example: study-1.
@@ -157,7 +158,8 @@ def sync(
 
      Approve or reject (``reason``: the feedback) their submitted assignments, soft-block
     them here, pay a bonus (``amount``, ``reason``), block them on their provider, or forget
-    them (erasure). Approve and bonus spend money: send an ``Idempotency-Key``.
+    them (erasure: in the campaigns the key's user may see, all of them for a superuser).
+    Approve and bonus spend money: send an ``Idempotency-Key``.
 
     Args:
         slug (str): The campaign's slug. Example: study-1.
@@ -198,7 +200,8 @@ async def asyncio_detailed(
 
      Approve or reject (``reason``: the feedback) their submitted assignments, soft-block
     them here, pay a bonus (``amount``, ``reason``), block them on their provider, or forget
-    them (erasure). Approve and bonus spend money: send an ``Idempotency-Key``.
+    them (erasure: in the campaigns the key's user may see, all of them for a superuser).
+    Approve and bonus spend money: send an ``Idempotency-Key``.
 
     Args:
         slug (str): The campaign's slug. Example: study-1.
@@ -242,7 +245,8 @@ async def asyncio(
 
      Approve or reject (``reason``: the feedback) their submitted assignments, soft-block
     them here, pay a bonus (``amount``, ``reason``), block them on their provider, or forget
-    them (erasure). Approve and bonus spend money: send an ``Idempotency-Key``.
+    them (erasure: in the campaigns the key's user may see, all of them for a superuser).
+    Approve and bonus spend money: send an ``Idempotency-Key``.
 
     Args:
         slug (str): The campaign's slug. Example: study-1.

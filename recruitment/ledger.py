@@ -233,17 +233,27 @@ def payment_paid(payment: Payment, reference: str, actor: str, note: str = "") -
     payment.error = ""
     payment.save(update_fields=["status", "paid_at", "provider_reference", "error"])
     paid = payment.kind == Payment.Kind.REWARD
-    audit_add(
+    payment_audit(
+        payment,
         action=AuditLog.Action.APPROVE if paid else AuditLog.Action.BONUS,
+        actor=actor,
+        detail=f"{payment.kind} {payment.idempotency_key}"
+        + (f": {payment.reason}" if payment.reason else "")
+        + (f" ({note})" if note else ""),
+    )
+
+
+def payment_audit(payment: Payment, *, action: str, actor: str, detail: str) -> None:
+    """Add an audit line about ``payment``: its campaign, provider, worker, assignment, amount."""
+    audit_add(
+        action=action,
         actor=actor,
         campaign=payment.campaign,
         provider=payment.provider,
         worker=payment.worker,
         assignment=payment.assignment,
         amount=payment.amount,
-        detail=f"{payment.kind} {payment.idempotency_key}"
-        + (f": {payment.reason}" if payment.reason else "")
-        + (f" ({note})" if note else ""),
+        detail=detail,
     )
 
 
@@ -252,14 +262,10 @@ def payment_failed(payment: Payment, exc: ProviderError, actor: str) -> None:
     payment.status = Payment.Status.UNCERTAIN if exc.uncertain else Payment.Status.FAILED
     payment.error = exc.message[:2000]
     payment.save(update_fields=["status", "error"])
-    audit_add(
+    payment_audit(
+        payment,
         action=AuditLog.Action.REFUSED,
         actor=actor,
-        campaign=payment.campaign,
-        provider=payment.provider,
-        worker=payment.worker,
-        assignment=payment.assignment,
-        amount=payment.amount,
         detail=f"{payment.kind} {payment.idempotency_key}: {exc.message}",
     )
 

@@ -29,10 +29,9 @@ from django.utils import timezone
 
 from annotation.locks import campaign_lock
 from annotation.models import AuditLog, Campaign
-from annotation.services.audit import audit_add
 from evalsite.errors import AnnotationError, Conflict, InvalidParameters
 from providers import ProviderError, provider_get
-from recruitment.ledger import payment_paid, payment_send
+from recruitment.ledger import payment_audit, payment_paid, payment_send
 from recruitment.locks import payment_lock_by_key
 from recruitment.models import Payment
 from recruitment.review import payment_sender, payment_target
@@ -104,14 +103,10 @@ def payment_reconcile(*, payment: Payment, actor: str) -> str:
 def _send_again(payment: Payment, actor: str, why: str) -> str:
     """Send a payment known not to be paid again, under its own idempotency key."""
     _set_status(payment, Payment.Status.PENDING, expected=payment.status)
-    audit_add(
+    payment_audit(
+        payment,
         action=AuditLog.Action.SYNC,
         actor=actor,
-        campaign=payment.campaign,
-        provider=payment.provider,
-        worker=payment.worker,
-        assignment=payment.assignment,
-        amount=payment.amount,
         detail=f"{payment.kind} {payment.idempotency_key}: {why}; sent again",
     )
     try:
@@ -136,14 +131,10 @@ def _send_again(payment: Payment, actor: str, why: str) -> str:
 def _flag(payment: Payment, reason: str, actor: str) -> str:
     """Mark a payment the sweep cannot resolve as needing a person, with the reason."""
     _set_status(payment, Payment.Status.NEEDS_ATTENTION, expected=payment.status, error=reason)
-    audit_add(
+    payment_audit(
+        payment,
         action=AuditLog.Action.REFUSED,
         actor=actor,
-        campaign=payment.campaign,
-        provider=payment.provider,
-        worker=payment.worker,
-        assignment=payment.assignment,
-        amount=payment.amount,
         detail=f"{payment.kind} {payment.idempotency_key} needs attention: {reason}",
     )
     return str(Payment.Status.NEEDS_ATTENTION)
@@ -214,14 +205,10 @@ def payment_resolve(
         payment_paid(payment, payment.provider_reference, actor, note=f"resolved: {note}")
         return payment
     _set_status(payment, Payment.Status.FAILED, expected=Payment.Status.NEEDS_ATTENTION, error=note)
-    audit_add(
+    payment_audit(
+        payment,
         action=AuditLog.Action.REFUSED,
         actor=actor,
-        campaign=payment.campaign,
-        provider=payment.provider,
-        worker=payment.worker,
-        assignment=payment.assignment,
-        amount=payment.amount,
         detail=f"{payment.kind} {payment.idempotency_key} resolved as not paid: {note}",
     )
     return payment

@@ -391,6 +391,15 @@ class _Ops:
         return {}
 
     @staticmethod
+    def ListBonusPayments(fake: FakeMTurk, p: dict[str, Any]) -> dict[str, Any]:
+        found = [
+            {k: b[k] for k in ("WorkerId", "BonusAmount", "AssignmentId", "Reason", "GrantTime")}
+            for b in fake.state.bonuses
+            if b["AssignmentId"] == p.get("AssignmentId")
+        ]
+        return {"NumResults": len(found), "BonusPayments": found}
+
+    @staticmethod
     def CreateWorkerBlock(fake: FakeMTurk, p: dict[str, Any]) -> dict[str, Any]:
         fake.state.blocks[p["WorkerId"]] = p["Reason"]
         return {}

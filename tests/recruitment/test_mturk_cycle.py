@@ -1,13 +1,16 @@
 """The whole MTurk cycle with boto3's real client against the fake MTurk server on loopback."""
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from annotation.models import Assignment, AuditLog, Judgment, WorkerBlock
 from evalsite.errors import NotAllowed
 from providers.base import Eligibility, ProviderError
 from recruitment.models import Hit, Payment
+from recruitment.reconcile import payments_reconcile
 from recruitment.services import (
     LaunchOptions,
     bonus_pay,
@@ -160,6 +163,39 @@ def test_bonus_retry_after_a_lost_answer_is_not_paid_twice(fake_mturk, paid_camp
         key="bonus-lost-answer",
     )
     assert again.status == "paid" and len(fake.state.bonuses) == 1
+
+
+@pytest.mark.parametrize("mturk_has_it", [True, False])
+def test_the_sweep_resolves_a_bonus_cut_off_mid_send_by_asking_mturk(
+    fake_mturk, paid_campaign, client, mturk_has_it
+):
+    """A crash left the bonus "sending": ListBonusPayments finds it (paid, not sent again), or
+    does not (sent again under the same UniqueRequestToken: paid once)."""
+    fake = fake_mturk
+    publication, _ = _launch(paid_campaign, fake)
+    hit_id = next(iter(fake.state.hits))
+    aid = fake.accept(hit_id, "AW1")
+    post_form(
+        work_through(
+            client, paid_campaign, _mturk_params(fake, hit_id, aid, "AW1")
+        ).content.decode(),
+        "mturk-submit",
+    )
+    campaign_review(publication=publication, actor="bob")
+    worker = Assignment.objects.get(provider_assignment_id=aid).worker
+    payment = bonus_pay(
+        campaign=paid_campaign, worker=worker, amount=Decimal("1.00"), reason="Great", actor="bob"
+    )
+    Payment.objects.filter(pk=payment.pk).update(status="sending")
+    if not mturk_has_it:  # the crash came before the request reached MTurk
+        fake.state.bonuses.clear()
+        fake.state.tokens.discard(payment.idempotency_key)
+    later = timezone.now() + timedelta(minutes=6)
+    assert payments_reconcile(now=later) == {"paid": 1}
+    payment.refresh_from_db()
+    assert payment.status == "paid"
+    assert len(fake.state.bonuses) == 1
+    assert fake.state.bonuses[0]["UniqueRequestToken"] == payment.idempotency_key
 
 
 def test_budget_refuses_publishing_and_bonuses_beyond_it(fake_mturk, paid_campaign, client):

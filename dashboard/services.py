@@ -45,7 +45,8 @@ from evalsite.errors import AnnotationError, InvalidParameters, NotFound
 from evalsite.outbox import job_send_on_commit, jobs_sweep
 from evalstats.aggregation import AGGREGATES
 from recruitment.models import Publication
-from recruitment.review import assignment_approve, assignment_reject, bonus_pay
+from recruitment.payments import bonus_pay
+from recruitment.review import assignment_approve, assignment_reject
 from recruitment.workers import worker_block
 
 logger = logging.getLogger(__name__)

@@ -421,30 +421,17 @@ class ProlificProvider(Provider):
         self.request("POST", f"/api/v1/bulk-bonus-payments/{bonus_id}/pay/")
         return bonus_id
 
-    def payment_lookup(
-        self,
-        *,
-        config: Mapping[str, Any],
-        kind: str,
-        worker_id: str,
-        submission_id: str,
-        amount: Decimal,
-        reason: str,
-        token: str,
-    ) -> PaymentLookup:
+    def payment_lookup(self, *, kind: str, submission_id: str, **_: Any) -> PaymentLookup:
         """A reward: the submission's status says whether it was approved. A bonus: Prolific's
         API lists no bonus payments, so it cannot tell, and paying again could pay twice."""
         if kind != "reward":
-            return PaymentLookup(
-                "unknown",
-                reason="Prolific's API cannot say whether a bonus was paid: look for it in the "
-                "study's bonuses on app.prolific.com, then mark it paid or failed here.",
-            )
-        found = self.request("GET", f"/api/v1/submissions/{submission_id}/")
-        status = str(found.get("status", ""))
-        if status in ("APPROVED", "PARTIALLY APPROVED"):
+            why = "Prolific's API cannot say whether a bonus was paid: look for it in the study's"
+            why += " bonuses on app.prolific.com, then mark it paid or failed here."
+            return PaymentLookup("unknown", reason=why)
+        status = str(self.request("GET", f"/api/v1/submissions/{submission_id}/").get("status"))
+        if _STATUSES.get(status) == "approved":
             return PaymentLookup("paid", reference=submission_id)
-        if status == "AWAITING REVIEW":
+        if _STATUSES.get(status) == "submitted":
             return PaymentLookup("absent")
         return PaymentLookup("unknown", reason=f"Prolific says the submission is {status!r}.")
 
@@ -500,12 +487,10 @@ def _json(data: bytes) -> Any:
 
 
 def _detail(data: Any) -> str:
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict):
-            return str(error.get("detail") or error.get("title") or error)[:500]
-        return str(error)[:500]
-    return str(data)[:500]
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        error = error.get("detail") or error.get("title") or error
+    return str(error)[:500]
 
 
 PROVIDER = ProlificProvider()

@@ -34,7 +34,7 @@ from providers import ProviderError, provider_get
 from recruitment.ledger import payment_audit, payment_paid, payment_send
 from recruitment.locks import payment_lock_by_key
 from recruitment.models import Payment
-from recruitment.review import payment_sender, payment_target
+from recruitment.payments import payment_sender, payment_target
 
 logger = logging.getLogger(__name__)
 

@@ -25,6 +25,7 @@ from recruitment.ledger import (
     campaign_committed,
     payment_key,
 )
+from recruitment.payments import bonus_pay
 from recruitment.reconcile import (
     payment_resolve,
     payment_retry,
@@ -36,7 +37,6 @@ from recruitment.review import (
     Decision,
     assignment_approve,
     assignment_reject,
-    bonus_pay,
     campaign_review,
     review_decisions,
 )

@@ -90,11 +90,9 @@ def worker_forget(
 ) -> Forgotten:
     """Erase a worker's provider id and every text they wrote; apply each campaign's policy.
 
-    ``scope``: the campaigns a researcher may act on (their own, from the dashboard or the
-    API); a forget reaches only those. None (the admin's ``forget`` command, the worker's own
-    withdrawal) reaches every campaign. The provider id is erased only when the forget
-    reaches every campaign the worker took part in: other researchers' studies still know
-    the worker by it.
+    ``scope``: the campaigns a researcher may act on (dashboard, API); None (the ``forget``
+    command, the worker's own withdrawal) is every campaign. The provider id is erased only
+    when every campaign the worker took part in is reached: others still know them by it.
 
     Idempotent: a forgotten worker is left as is (and nothing is logged again). Under the
     worker's row lock: their open assignments end as returned (leases released), their
@@ -120,16 +118,7 @@ def worker_forget(
         assignment_set_status(assignment=assignment, status=Assignment.Status.RETURNED)
     leases_release(Lease.objects.filter(worker=locked, item__campaign__in=reached))
     done.texts, quoting = _texts_scrub(locked, reached)
-    marker = old_id
-    if everywhere:
-        marker = FORGOTTEN + locked.pseudonym
-        Worker.objects.filter(pk=locked.pk).update(external_id=marker)
-        worker.external_id = marker
-        for model, column in (
-            (AuditLog, "detail"),
-            (WorkerBlock, "reason"),
-        ):
-            id_replace(model.objects.filter(worker=locked), column, old_id, marker)
+    marker = _id_erase(locked, worker) if everywhere else old_id
     done.reopened = _judgments_policy(locked, done, reached)
     done.campaigns = sorted(reached | quoting)
     # The apps above erase it from their rows too (recruitment: the payments' texts;
@@ -143,10 +132,42 @@ def worker_forget(
         f"judgments kept in {', '.join(done.kept) or 'no campaign'}, dropped in "
         f"{', '.join(done.dropped) or 'no campaign'}; {done.reopened} item slots re-opened"
     )
-    first = [campaign] if campaign is not None and campaign.pk in reached else []
-    others = Campaign.objects.filter(pk__in=done.campaigns).exclude(pk__in=[c.pk for c in first])
-    # A worker who took part nowhere still gets their one entry (where it was asked).
-    targets: list[Campaign | None] = [*first, *others.order_by("pk")] or [campaign]
+    _forget_audit(
+        locked,
+        done,
+        campaign if campaign and campaign.pk in reached else None,
+        asked=campaign,
+        actor=actor,
+        detail=detail,
+    )
+    return done
+
+
+def _id_erase(locked: Worker, worker: Worker) -> str:
+    """Replace the worker's provider id with its marker, in their row and in the texts of the
+    core's rows that quote it; return the marker."""
+    old_id, marker = locked.external_id, FORGOTTEN + locked.pseudonym
+    Worker.objects.filter(pk=locked.pk).update(external_id=marker)
+    worker.external_id = marker
+    for model, column in ((AuditLog, "detail"), (WorkerBlock, "reason")):
+        id_replace(model.objects.filter(worker=locked), column, old_id, marker)
+    return marker
+
+
+def _forget_audit(
+    locked: Worker,
+    done: Forgotten,
+    first: Campaign | None,
+    *,
+    asked: Campaign | None,
+    actor: str,
+    detail: str,
+) -> None:
+    """One FORGET entry in every campaign the forget reached, ``first`` (where it was asked)
+    first; a worker who took part nowhere still gets one entry, where it was ``asked``."""
+    head = [first] if first is not None else []
+    others = Campaign.objects.filter(pk__in=done.campaigns).exclude(pk__in=[c.pk for c in head])
+    targets: list[Campaign | None] = [*head, *others.order_by("pk")] or [asked]
     for affected in targets:
         audit_add(
             action=AuditLog.Action.FORGET,
@@ -156,7 +177,6 @@ def worker_forget(
             worker=locked,
             detail=detail,
         )
-    return done
 
 
 def id_replace(rows: QuerySet[Any], column: str, old_id: str, marker: str) -> int:

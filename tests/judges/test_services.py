@@ -159,7 +159,8 @@ def test_a_judge_is_a_job_of_kind_judge_sent_to_modelhubs_task_on_the_inference_
     likert_campaign, judge_endpoint, monkeypatch, django_capture_on_commit_callbacks
 ):
     sent = []
-    monkeypatch.setattr(job_run, "delay", sent.append)
+    # the outbox sends with options (ignore_result): apply_async, not delay
+    monkeypatch.setattr(job_run, "apply_async", lambda args, **_: sent.append(args[0]))
     with django_capture_on_commit_callbacks(execute=True):
         job = judge_start(campaign=likert_campaign, endpoint=judge_endpoint)
     assert job.kind == GenerationJob.Kind.JUDGE and sent == [job.pk]

@@ -48,7 +48,7 @@ def test_jobs_show_their_progress_and_can_be_queued_again(
     change = admin_client.get(reverse("admin:modelhub_generationjob_change", args=[job.pk]))
     assert change.status_code == 200
     queued = []
-    monkeypatch.setattr(job_run, "delay", queued.append)
+    monkeypatch.setattr(job_run, "apply_async", lambda args, **_: queued.append(args[0]))
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(
             reverse("admin:modelhub_generationjob_changelist"),

@@ -93,7 +93,7 @@ def test_a_done_job_is_not_queued_again(bot, monkeypatch, django_capture_on_comm
     job = _failed_job(bot, GenerationJob.Kind.GENERATION, "")
     GenerationJob.objects.filter(pk=job.pk).update(status=GenerationJob.Status.DONE, error="")
     queued = []
-    monkeypatch.setattr(job_run, "delay", queued.append)
+    monkeypatch.setattr(job_run, "apply_async", lambda args, **_: queued.append(args[0]))
     with django_capture_on_commit_callbacks(execute=True):
         job_retry(job=job)
     job.refresh_from_db()

@@ -82,8 +82,9 @@ def test_celery_is_configured_for_safe_delivery():
     assert conf.task_serializer == "json" and conf.accept_content == ["json"]
     assert conf.task_acks_late is True and conf.worker_prefetch_multiplier == 1
     assert conf.task_time_limit and conf.task_soft_time_limit < conf.task_time_limit
-    assert {q.name for q in conf.task_queues} == {"default", "inference"}
+    assert {q.name for q in conf.task_queues} == {"default", "inference", "webhooks"}
     assert conf.task_routes["modelhub.tasks.*"] == {"queue": "inference"}
+    assert conf.task_routes["webhooks.tasks.*"] == {"queue": "webhooks"}
 
 
 def database_with(**env: str) -> subprocess.CompletedProcess[str]:

@@ -91,8 +91,17 @@ def test_researcher_sees_reports_exports_and_approves_a_worker(
             page.goto(f"{live_server.url}/dashboard/")
             page.click(f"#campaigns tr[data-slug='{slug}'] a")
             page.wait_for_url(f"**/dashboard/c/{slug}/")
-            page.click("#rebuild")
-            # the job's bar polls until done, then the page reloads with the snapshot
+            with page.expect_navigation():
+                page.click("#rebuild")
+            # The demo built a report already, so its figures show before this job ends: wait
+            # for the job's bar to finish and the page to reload with the new snapshot, or axe
+            # below would run into that reload.
+            page.wait_for_selector(
+                "#jobs tr[data-kind=report][data-finished='0']", state="detached", timeout=90_000
+            )
+            page.wait_for_load_state()
+            newest = page.locator("#jobs tr[data-kind=report] [data-field=status]").first
+            assert newest.inner_text() == "done"
             page.wait_for_selector("img[data-figure]", timeout=90_000)
             expected = page.locator("img[data-figure]").count()
             assert expected >= 1

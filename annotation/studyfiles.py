@@ -31,7 +31,7 @@ from django.db import transaction
 from annotation.campaign_settings import SETTINGS, settings_clean
 from annotation.items import campaign_items_from_dataset, campaign_items_from_responses
 from annotation.models import Campaign, Dataset, Item, TrainingItem
-from annotation.protocols import registry
+from annotation.protocols import DialogueItems, registry
 from annotation.services import (
     campaign_create,
     campaign_settings_update,
@@ -247,6 +247,12 @@ def _items_read(study: Study, items: dict[str, Any]) -> Study:
     if not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1:
         raise StudyFileError(f"{where}.max_turns: a whole number, at least 1.")
     dataset = _dataset(items.get("dataset"), f"{where}.dataset")
+    protocol = registry.get(study.protocol)
+    if dataset and not isinstance(protocol, DialogueItems):
+        raise StudyFileError(
+            f"{where}.dataset: {protocol.title} items are not built from an imported data set's "
+            "dialogues (emotion labeling is); give items as files instead."
+        )
     return replace(
         study,
         contexts=paths.get("contexts"),
@@ -280,9 +286,15 @@ def _dataset(value: Any, where: str) -> dict[str, Any]:
     unknown = sorted(set(value) - set(DATASET_KEYS))
     if unknown:
         raise StudyFileError(f"{where}: unknown key {unknown[0]!r}.")
+    split, limit = value.get("split", ""), value.get("limit")
+    if not isinstance(split, str):
+        raise StudyFileError(f"{where}.split: a split's name (train, valid, test).")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise StudyFileError(f"{where}.limit: a whole number of dialogues, at least 1.")
     if not Dataset.objects.filter(name=value["name"]).exists():
         raise StudyFileError(f"{where}: no data set {value['name']!r}; import it first.")
-    return dict(value)
+    # The keywords of ``campaign_items_from_dataset`` (the file says ``name``).
+    return {"dataset": value["name"], "split": split, "limit": limit}
 
 
 # --- creating ----------------------------------------------------------------------------------

@@ -148,3 +148,21 @@ class Payment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.amount} → {self.worker_id} ({self.status})"
+
+
+class LinkClaim(models.Model):
+    """An open-link worker id that came back with its personal key: from then on the bare id
+    opens nothing in this campaign, so whoever knows or guesses it cannot act as its worker
+    (``arrival_verify``; docs/providers.md, Identity)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="link_claims")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="link_claims")
+    claimed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "worker"], name="link_claim_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}/{self.worker_id}"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
 from django.urls import reverse
+from django.utils.translation import gettext
 
 from annotation.models import Assignment, AuditLog, Campaign, Worker, WorkerBlock
 from annotation.quality import worker_block_applies
@@ -17,8 +19,9 @@ from annotation.services.workers import worker_block_lift, worker_block_record
 from evalsite.errors import InvalidParameters, NotAllowed
 from providers import PROVIDER_NAMES, Arrival, Provider, provider_get
 from providers.base import Completion, Eligibility, clean_id
+from providers.local import NAME as LOCAL
 from providers.local import link_key
-from recruitment.models import Publication
+from recruitment.models import LinkClaim, Publication
 
 
 def _publication(campaign: Campaign, provider: str) -> Publication | None:
@@ -29,25 +32,28 @@ def _publication(campaign: Campaign, provider: str) -> Publication | None:
     )
 
 
-def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> None:
-    """Refuse an arrival that the campaign's publications do not vouch for.
+def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> Arrival:
+    """Refuse an arrival that the campaign's publications do not vouch for; return the
+    arrival the pages after this one carry (``_open_link``: an open link gets its key).
 
     The link must prove the worker id (a local link: the key issued for this worker, unless
-    the campaign allows open links). A campaign published nowhere is reached by local links
-    (demo, lab). Once published, a worker must come through one of its providers, on one of
-    its HITs/studies; an assignment id already bound to another worker or HIT is refused; a
-    blocked worker is refused; and the provider may check further (Prolific: the session
-    must be this participant's, active).
+    the campaign allows open links and the id was never claimed). A campaign published
+    nowhere is reached by local links (demo, lab). Once published, a worker must come
+    through one of its providers, on one of its HITs/studies; an assignment id already bound
+    to another worker or HIT is refused; a blocked worker is refused; and the provider may
+    check further (Prolific: the session must be this participant's, active).
     """
     if arrival.preview:
-        return
+        return arrival
     provider = provider_get(arrival.provider)
     provider.identity_check(campaign=campaign.slug, open_links=campaign.open_links, arrival=arrival)
     worker = Worker.objects.filter(provider=arrival.provider, external_id=arrival.worker_id).first()
     if worker is not None and worker_block_applies(campaign=campaign, worker=worker):
         raise NotAllowed("You cannot take part in this study.")
+    if campaign.open_links and arrival.provider == LOCAL:
+        arrival = _open_link(campaign, arrival, worker)
     if not Publication.objects.filter(campaign=campaign).exists():
-        return
+        return arrival
     publication = _publication(campaign, arrival.provider)
     if publication is None:
         raise NotAllowed(f"This study is not offered through {provider.title}.")
@@ -77,6 +83,28 @@ def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> None:
                 raise NotAllowed("This assignment belongs to another HIT.")
             first = False
     provider.verify_arrival(config=publication.config, arrival=arrival, first=first)
+    return arrival
+
+
+def _open_link(campaign: Campaign, arrival: Arrival, worker: Worker | None) -> Arrival:
+    """An open link's worker id is only claimed, so the pages carry the id's key from the
+    first one on (the worker's address bar shows it: their personal link). The first request
+    that comes back with the key claims the id (``LinkClaim``); from then on the bare id is
+    refused, so whoever knows or guesses it cannot act as its worker. What remains: an id
+    used by two people before either came back with the key (docs/providers.md)."""
+    if arrival.signature:  # checked by the provider's identity_check
+        if worker is not None:
+            LinkClaim.objects.get_or_create(campaign=campaign, worker=worker)
+        return arrival
+    if worker is not None and LinkClaim.objects.filter(campaign=campaign, worker=worker).exists():
+        raise NotAllowed(
+            gettext(
+                "Someone already takes part in this study under this worker id, through their "
+                "personal link. If that is you, come back through that link (the address your "
+                "study pages showed); otherwise start with a worker id of your own."
+            )
+        )
+    return replace(arrival, signature=link_key(campaign.slug, arrival.worker_id))
 
 
 def assignment_completion(*, assignment: Assignment) -> Completion:

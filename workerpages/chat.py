@@ -23,6 +23,7 @@ from annotation.services import Visit, assignment_token
 from chat.seats import chat_arrive, protocol_of
 from providers import Arrival, arrival_query
 from recruitment.services import arrival_verify
+from workerpages.helpers import personal_link
 
 
 def chat_page(request: HttpRequest, campaign: Campaign, arrival: Arrival) -> HttpResponse:
@@ -31,11 +32,12 @@ def chat_page(request: HttpRequest, campaign: Campaign, arrival: Arrival) -> Htt
     Raises AnnotationError for the task view to turn into a message page.
     """
     protocol, parameters = protocol_of(campaign)
-    query = urlencode(arrival_query(arrival))
     context = {"campaign": campaign, "protocol": protocol, "parameters": parameters}
     if arrival.preview:
         return render(request, "annotation/chat.html", context | {"preview": True})
-    arrival_verify(campaign=campaign, arrival=arrival)
+    arrival = arrival_verify(campaign=campaign, arrival=arrival)
+    query = urlencode(arrival_query(arrival))
+    context["personal_link"] = personal_link(request, arrival)
     visit = chat_arrive(
         campaign=campaign, arrival=arrival, another=request.GET.get("another") == "1"
     )

@@ -96,6 +96,15 @@ def task_url(campaign: Campaign, arrival: Arrival, name: str = "task") -> str:
     )
 
 
+def personal_link(request: HttpRequest, arrival: Arrival) -> str:
+    """The address of this page with the arrival's key when the request came without it (an
+    open link's first page; ``arrival_verify``), else "": the page's script puts it in the
+    address bar, so that a reload or a bookmark comes back as this worker."""
+    if request.method != "GET" or request.GET.get("key", "") == arrival.signature:
+        return ""
+    return request.path + "?" + urlencode(request.GET.dict() | arrival_query(arrival))
+
+
 def script_strings() -> dict[str, str]:
     """The sentences task.js (and EmotionLines' script) write, in the page's language; the
     page carries them as JSON (``json_script``), placeholders as ``%(name)s``."""

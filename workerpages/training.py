@@ -38,6 +38,7 @@ from workerpages.helpers import (
     instructions_card,
     message_page,
     no_study,
+    personal_link,
     question_fields,
     refused,
     script_strings,
@@ -63,7 +64,7 @@ def task_training(request: HttpRequest, slug: str, campaign: Campaign | None) ->
         arrival = arrival_of(request)
         if arrival.preview:
             raise NotAllowed(_("This is a preview: accept the HIT to start."))
-        arrival_verify(campaign=campaign, arrival=arrival)
+        arrival = arrival_verify(campaign=campaign, arrival=arrival)
         if consent_pending(campaign=campaign, arrival=arrival):
             return redirect(task_url(campaign, arrival, "task_consent"))
         if not training_pending(campaign=campaign, arrival=arrival):
@@ -135,6 +136,7 @@ def _training_page(
         "instructions_card": mark_safe(markdown_safe(instructions)),
         "action": task_url(campaign, arrival, "task_training"),
         "again_url": task_url(campaign, arrival, "task_training") + "&again=1",
+        "personal_link": personal_link(request, arrival),
     }
     if state.item is not None:
         context.update(

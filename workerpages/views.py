@@ -50,6 +50,7 @@ from workerpages.helpers import (
     instructions_card,
     message_page,
     no_study,
+    personal_link,
     question_fields,
     refused,
     script_strings,
@@ -72,7 +73,12 @@ def _render_visit(
 ) -> HttpResponse:
     protocol = registry.get(campaign.protocol)
     parameters = protocol.clean_parameters(campaign.parameters)
-    context: dict[str, Any] = {"campaign": campaign, "visit": visit, "arrival": arrival}
+    context: dict[str, Any] = {
+        "campaign": campaign,
+        "visit": visit,
+        "arrival": arrival,
+        "personal_link": personal_link(request, arrival),
+    }
     if visit.kind == "done":
         assert visit.assignment is not None
         template = "annotation/done.html"
@@ -129,7 +135,7 @@ def task(request: HttpRequest, slug: str, campaign: Campaign | None) -> HttpResp
             return framed(chat_page(request, campaign, arrival))
         if arrival.preview:
             return _preview(request, campaign)
-        arrival_verify(campaign=campaign, arrival=arrival)
+        arrival = arrival_verify(campaign=campaign, arrival=arrival)
         visit = worker_visit(campaign=campaign, arrival=arrival)
     except AnnotationError as exc:
         return refused(request, exc)
@@ -251,7 +257,7 @@ def task_consent(request: HttpRequest, slug: str, campaign: Campaign | None) -> 
         arrival = arrival_of(request)
         if arrival.preview:
             raise NotAllowed(_("This is a preview: accept the HIT to start."))
-        arrival_verify(campaign=campaign, arrival=arrival)
+        arrival = arrival_verify(campaign=campaign, arrival=arrival)
         agrees = request.method == "POST" and request.POST.get("choice") == "agree"
         if agrees and consent_pending(campaign=campaign, arrival=arrival):
             consent_give(campaign=campaign, arrival=arrival)
@@ -262,7 +268,8 @@ def task_consent(request: HttpRequest, slug: str, campaign: Campaign | None) -> 
         return message_page(request, text, 200, title=_("You are not taking part"))
     if request.method == "POST" or not consent_pending(campaign=campaign, arrival=arrival):
         return redirect(task_url(campaign, arrival))
-    return framed(render(request, "annotation/intro.html", _intro_context(campaign, arrival)))
+    context = _intro_context(campaign, arrival) | {"personal_link": personal_link(request, arrival)}
+    return framed(render(request, "annotation/intro.html", context))
 
 
 def _intro_context(campaign: Campaign, arrival: Arrival) -> dict[str, Any]:

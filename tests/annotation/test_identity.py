@@ -231,3 +231,60 @@ def test_ids_invented_to_hold_items_give_them_back_after_the_short_first_lease(c
         client.get(real, REMOTE_ADDR="198.51.100.7")  # the next item: a full lease now
     mine = Lease.objects.filter(worker__external_id="real-worker").get()
     assert mine.expires_at - mine.created_at == timedelta(seconds=3600)
+
+
+@pytest.mark.django_db
+def test_an_open_link_id_once_used_with_its_key_opens_nothing_to_a_third_party(client):
+    """Open-link impersonation (issue #35): before, anyone who knew or guessed an open-link
+    worker's id got that worker's assignment, token and completion code. Now the first page
+    hands the worker their personal link (the id's key, in the page's links and address bar);
+    once they come back with it, the bare id is refused."""
+    from recruitment.models import LinkClaim
+
+    campaign = CampaignFactory(redundancy=1, items_per_assignment=3)
+    ItemFactory.create_batch(6, campaign=campaign, payload=likert_payload(0))
+    bare = reverse("annotation:task", args=[campaign.slug]) + "?workerId=alice"
+    first = client.get(bare)
+    assert first.status_code == 200
+    link = re.search(r'name="evalsite-personal-link" content="([^"]+)"', first.content.decode())
+    assert link is not None and "key=" in link.group(1)
+    token, item, action = _form(first)
+    assert "key=" in action  # the answer goes back with the key, and on to the next page
+    sent = client.post(action, {"token": token, "item": item, **ANSWERS})
+    assert sent.status_code == 302 and "key=" in sent.url
+    assert not LinkClaim.objects.exists()
+    assert client.get(sent.url).status_code == 200  # the page after: the id is claimed
+    assert LinkClaim.objects.filter(campaign=campaign, worker__external_id="alice").exists()
+
+    intruder = client.get(bare, REMOTE_ADDR="198.51.100.66")
+    assert intruder.status_code == 403 and "personal link" in intruder.content.decode()
+    wrong_key = client.get(bare + "&key=" + "A" * 27, REMOTE_ADDR="198.51.100.66")
+    assert wrong_key.status_code == 403
+    back = client.get(link.group(1).replace("&amp;", "&"))  # alice's bookmark still works
+    assert back.status_code == 200 and 'name="item"' in back.content.decode()
+    assert "evalsite-personal-link" not in back.content.decode()  # it already has the key
+    assert Judgment.objects.filter(worker__external_id="alice").count() == 3
+    assert Assignment.objects.filter(campaign=campaign).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_claimed_open_link_id_is_refused_on_every_worker_page(client):
+    """The consent, training and chat pages refuse the bare claimed id as the task page does."""
+    from recruitment.models import LinkClaim
+
+    campaign = CampaignFactory(consent_text="I agree to take part.")
+    ItemFactory.create_batch(3, campaign=campaign, payload=likert_payload(0))
+    worker = Worker.objects.create(provider="local", external_id="bob")
+    LinkClaim.objects.create(campaign=campaign, worker=worker)
+    for name in ("task_consent", "task_training", "task"):
+        url = reverse(f"annotation:{name}", args=[campaign.slug]) + "?workerId=bob"
+        response = client.get(url, follow=True)
+        assert response.status_code == 403, name
+    chat = ed_campaign(slug="ed-claimed")
+    LinkClaim.objects.create(campaign=chat, worker=worker)
+    response = client.get(reverse("annotation:task", args=[chat.slug]) + "?workerId=bob")
+    assert response.status_code == 403
+    other = CampaignFactory(slug="not-claimed-here")
+    ItemFactory(campaign=other, payload=likert_payload(0))
+    url = reverse("annotation:task", args=[other.slug]) + "?workerId=bob"
+    assert client.get(url).status_code == 200  # a claim binds one campaign only

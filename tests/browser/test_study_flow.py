@@ -2,6 +2,7 @@
 and a passed attempt, with feedback) → items → end; and a worker who declines (issue #18)."""
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Assignment, Consent, Judgment, TrainingAttempt, Worker
 from tests.annotation.test_training import RIGHT, ssa_campaign
@@ -31,17 +32,17 @@ def test_a_worker_consents_trains_twice_then_judges_items(live_server, browser, 
     )
     page = browser.new_page(viewport={"width": 390, "height": 844})
     page.goto(f"{live_server.url}/task/{campaign.slug}/?workerId=trainee")
-    assert page.get_by_role("heading", name="Practice first").is_visible()
-    assert page.get_by_text("without my name").is_visible()
+    expect(page.get_by_role("heading", name="Practice first")).to_be_visible()
+    expect(page.get_by_text("without my name")).to_be_visible()
     assert_accessible(page, "intro and consent with training")
     page.get_by_role("button", name="I agree, start the study").click()
     page.wait_for_load_state()
 
-    assert page.get_by_text("Training item 1 of 3 · attempt 1 of 2").is_visible()
+    expect(page.get_by_text("Training item 1 of 3 · attempt 1 of 2")).to_be_visible()
     page.screenshot(path=artifacts / "training_item.png", full_page=True)
     assert_accessible(page, "training item")
     _answer(page, {"sensible": "yes", "specific": "yes"})  # wrong: it is nonsense
-    assert page.get_by_role("heading", name="Not what we expected").is_visible()
+    expect(page.get_by_role("heading", name="Not what we expected")).to_be_visible()
     assert page.locator("#training-explanation strong").inner_text() == "does not make sense"
     page.screenshot(path=artifacts / "training_feedback.png", full_page=True)
     assert_accessible(page, "training feedback")
@@ -49,27 +50,27 @@ def test_a_worker_consents_trains_twice_then_judges_items(live_server, browser, 
     _answer(page, {"sensible": "yes", "specific": "yes"})  # wrong: generic
     page.get_by_role("link", name="Next practice item").click()
     _answer(page, RIGHT[2])
-    assert page.get_by_role("heading", name="Attempt 1 done").is_visible()
+    expect(page.get_by_role("heading", name="Attempt 1 done")).to_be_visible()
     page.get_by_role("link", name="Try again").click()
-    assert page.get_by_text("Your last attempt: 1 of 3 as expected").is_visible()
+    expect(page.get_by_text("Your last attempt: 1 of 3 as expected")).to_be_visible()
     page.get_by_role("link", name="Start attempt 2").click()
 
     for n, right in enumerate(RIGHT, start=1):
-        assert page.get_by_text(f"Training item {n} of 3 · attempt 2 of 2").is_visible()
+        expect(page.get_by_text(f"Training item {n} of 3 · attempt 2 of 2")).to_be_visible()
         _answer(page, right)
-        assert page.get_by_role("heading", name="As expected").is_visible()
+        expect(page.get_by_role("heading", name="As expected")).to_be_visible()
         if n < 3:
             page.get_by_role("link", name="Next practice item").click()
-    assert page.get_by_role("heading", name="You passed the training").is_visible()
+    expect(page.get_by_role("heading", name="You passed the training")).to_be_visible()
     page.get_by_role("link", name="Start the study").click()
 
     for n in (1, 2):
-        assert page.get_by_text(f"Item {n} of 2").is_visible()
+        expect(page.get_by_text(f"Item {n} of 2")).to_be_visible()
         page.locator("input[name=sensible][value=yes]").check()
         page.locator("input[name=specific][value=no]").check()
         page.get_by_role("button", name="Submit and continue").click()
         page.wait_for_load_state()
-    assert page.get_by_role("heading", name="Thank you!").is_visible()
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
     assert Judgment.objects.filter(item__campaign=campaign).count() == 4  # 2 items × 2
     assert [a.passed for a in TrainingAttempt.objects.order_by("number")] == [False, True]
     page.close()
@@ -83,8 +84,8 @@ def test_a_worker_who_declines_is_told_what_to_do_and_nothing_is_stored(live_ser
     page.goto(f"{live_server.url}/task/{campaign.slug}/?PROLIFIC_PID=p9&STUDY_ID=s&SESSION_ID=x")
     page.get_by_role("button", name="I do not agree").click()
     page.wait_for_load_state()
-    assert page.get_by_role("heading", name="You are not taking part").is_visible()
-    assert page.get_by_text("return the study on Prolific").is_visible()
+    expect(page.get_by_role("heading", name="You are not taking part")).to_be_visible()
+    expect(page.get_by_text("return the study on Prolific")).to_be_visible()
     assert_accessible(page, "declined")
     assert Worker.objects.count() == workers and not Consent.objects.exists()
     assert not Assignment.objects.exists() and not TrainingAttempt.objects.exists()

@@ -17,7 +17,9 @@ def test_the_task_link_of_a_chat_study_renders_the_chat_page_once_per_assignment
     assert page.status_code == 200
     html = page.content.decode()
     ws = re.search(r'data-ws-path="([^"]+)"', html).group(1)
-    assert ws.startswith(f"/ws/chat/{campaign.slug}/?workerId=w1&amp;token=")
+    # the socket's URL carries the open link's key (the id's personal link) and the token
+    assert ws.startswith(f"/ws/chat/{campaign.slug}/?workerId=w1&amp;key=")
+    assert "&amp;token=" in ws
     assert "frame-ancestors" in page["Content-Security-Policy"]
     client.get(url)  # a reload: the same seat
     assert ChatSeat.objects.count() == 1 and len(ChatSeat.objects.get().offered) == 3

@@ -2,12 +2,15 @@
 
 Worker pages: each arrival (the task page, which also serves the chat page, and the end
 screen) and each answer sent is counted per campaign, from one address and from one worker
-at that address, in one-minute windows: django-ratelimit's counters in the cache, which is
-Redis when ``REDIS_URL`` is set, so that every web process counts together (each process on
-its own while Redis is down: ``evalsite.cache``). A request over a
-limit is answered 429 with ``Retry-After`` (``limited``). The worker's count is keyed on the
-address too: a worker id is only claimed, and a limit on the bare id would let anyone who
-knows it keep its owner waiting.
+at that address, in fixed one-minute windows: counters in the cache, which is Redis when
+``REDIS_URL`` is set, so that every web process counts together. Both counters of a request
+take one round trip (``evalsite.cache.counts_add``: one ``EVALSHA``); while Redis is down each
+process counts on its own, in a bounded memory (``evalsite.cache``). A request over a limit is
+answered 429 with ``Retry-After``, the seconds left in its window (``limited``). Each
+counter's window ends at its own second of the minute (from a hash of its key, as
+django-ratelimit did), so that the windows of a crowd do not all open at once. The worker's
+count is keyed on the address too: a worker id is only claimed, and a limit on the bare id
+would let anyone who knows it keep its owner waiting.
 
 Chat frames are counted by the socket's consumer (``FrameLimiter``, a token bucket): a socket
 lives in one process, so the bucket needs no round trip to the cache per frame.
@@ -20,21 +23,24 @@ The limits are the campaign's own settings where it has them (``rate_per_ip``,
 
 from __future__ import annotations
 
+import hashlib
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import translation
 from django.utils.translation import gettext as _
-from django_ratelimit.core import get_usage
 
 from annotation.models import Campaign
 from evalsite.addresses import address_for_limits, client_address
+from evalsite.cache import counts_add
 from evalsite.errors import AnnotationError
 from providers import arrival_parse
 
@@ -78,13 +84,28 @@ def request_wait(request: HttpRequest, *, campaign: Campaign, action: str) -> in
     limits = limits_of(campaign)
     # created_at as well as the id: a test database that reuses ids never reuses both.
     scope = f"{action}:{campaign.pk}:{campaign.created_at.timestamp()}"
-    waits = [0]
+    address = address_for_limits(client_address(request))
+    counters: list[tuple[str, int]] = []  # (the counter's name, its limit)
     if limits.per_ip:
-        waits.append(_count(request, f"{scope}:ip", limits.per_ip))
+        counters.append((f"{scope}:ip:{address}", limits.per_ip))
     worker = _worker(request)
     if limits.per_worker and worker:
-        waits.append(_count(request, f"{scope}:worker:{worker}", limits.per_worker))
-    return max(waits)
+        counters.append((f"{scope}:worker:{worker}:{address}", limits.per_worker))
+    if not counters:
+        return 0
+    now = int(time.time())
+    windows = [_window(name, now) for name, _limit in counters]
+    keys = {
+        _key(name, end): end - now + 1
+        for (name, _limit), end in zip(counters, windows, strict=True)
+    }
+    counts = counts_add(caches["default"], keys)
+    waits = [
+        end - now
+        for (_name, limit), end, count in zip(counters, windows, counts, strict=True)
+        if count > limit
+    ]
+    return max(waits, default=0)
 
 
 def limited(action: str) -> Callable[[View], View]:
@@ -179,22 +200,17 @@ def frame_limiter(*, campaign_id: int) -> FrameLimiter:
     return FrameLimiter(limits.frames_per_second, limits.frame_burst)
 
 
-def _count(request: HttpRequest, group: str, limit: int) -> int:
-    """Count the request under ``group`` and its address; return the seconds left in the
-    window when it is over ``limit``, else 0. While Redis is down the cache counts in this
-    process's memory (``evalsite.cache``), so the limit holds per process."""
-    usage = get_usage(
-        request, group=group, key=_address, rate=(limit, WINDOW_SECONDS), increment=True
-    )
-    if usage is None or not usage["should_limit"]:
-        return 0
-    return max(1, int(usage["time_left"]))
+def _window(name: str, now: int) -> int:
+    """Return when the current window of counter ``name`` ends (a Unix second after ``now``,
+    at most ``WINDOW_SECONDS`` later)."""
+    end = now - now % WINDOW_SECONDS + zlib.crc32(name.encode()) % WINDOW_SECONDS
+    return end if end > now else end + WINDOW_SECONDS
 
 
-def _address(group: str, request: HttpRequest) -> str:
-    """Return the request's address (``evalsite.addresses``: behind the proxy, the one it
-    appended to X-Forwarded-For) as limits count it: an IPv6 address by its network."""
-    return address_for_limits(client_address(request))
+def _key(name: str, window_end: int) -> str:
+    """Return the cache key of counter ``name`` in the window ending at ``window_end``: short
+    and plain whatever the worker id holds, and new in each window."""
+    return f"rl:{hashlib.sha256(name.encode()).hexdigest()[:32]}:{window_end}"
 
 
 def _worker(request: HttpRequest) -> str:

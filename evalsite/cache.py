@@ -20,6 +20,13 @@ After a Redis error the cache skips Redis for ``BREAKER_SECONDS`` (a circuit bre
 thousands of requests do not each wait for a connection to fail; the short socket timeouts in
 settings ``CACHES`` bound the one that does. The outage is logged once when it starts and once
 when Redis answers again, not per request.
+
+**Counters in one round trip.** ``counts_add`` adds one to several counters that expire
+(the rate limits' address and worker counters of a request): on Redis one ``EVALSHA`` of a Lua
+script (``COUNT_SCRIPT``: ``INCR`` each key, ``EXPIRE`` it on its first count), where
+Django's ``add`` and ``incr`` cost three commands a counter (``SET NX``, ``EXISTS``,
+``INCRBY``); while Redis is down, from the process's memory as every other call; on any other
+cache (tests' ``LocMemCache``) through the cache's own ``add`` and ``incr``.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import time
 from typing import Any
 
 import redis
-from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
@@ -39,6 +46,17 @@ logger = logging.getLogger(__name__)
 
 FALLBACK_KEYS = 10_000  # keys this process keeps while Redis is down
 BREAKER_SECONDS = 5.0  # how long a process leaves Redis alone after an error
+
+# KEYS: the counters; ARGV[i]: the seconds KEYS[i] lives from its first count. Atomic, as
+# every script: a counter never exists without its expiry.
+COUNT_SCRIPT = """
+local counts = {}
+for i, key in ipairs(KEYS) do
+  counts[i] = redis.call('INCR', key)
+  if counts[i] == 1 then redis.call('EXPIRE', key, ARGV[i]) end
+end
+return counts
+"""
 
 _pools: dict[tuple[str, str], redis.ConnectionPool] = {}
 _lock = threading.Lock()
@@ -164,3 +182,56 @@ class OutageTolerantRedisCache(RedisCache):
 
     def clear(self) -> Any:
         return self._call("clear")
+
+    def counts_add(self, timeouts: dict[str, int]) -> list[int]:
+        """Add one to each counter of ``timeouts`` (key → the seconds it lives from its first
+        count); return the counts, in that order. One round trip to Redis (``COUNT_SCRIPT``);
+        from this process's memory while Redis is down."""
+        if not self.breaker.is_open():
+            try:
+                counts = self._counts_in_redis(timeouts)
+            except RedisError as exc:
+                self.breaker.trip(exc)
+            else:
+                self.breaker.close()
+                return counts
+        return [count_add(self.fallback, key, timeout) for key, timeout in timeouts.items()]
+
+    def _counts_in_redis(self, timeouts: dict[str, int]) -> list[int]:
+        keys = [self.make_and_validate_key(key) for key in timeouts]
+        client = self._cache.get_client(keys[0], write=True)  # type: ignore[attr-defined]
+        counts = _count_script(client)(keys=keys, args=list(timeouts.values()), client=client)
+        return [int(n) for n in counts]
+
+
+_scripts: dict[str, Any] = {}
+
+
+def _count_script(client: redis.Redis) -> Any:
+    """Return the process's ``COUNT_SCRIPT``: redis-py sends it by its SHA1 (``EVALSHA``), and
+    loads it once more when a server does not know it (a restart, another server)."""
+    script = _scripts.get("count")
+    if script is None:
+        script = _scripts["count"] = client.register_script(COUNT_SCRIPT)
+    return script
+
+
+def count_add(cache: BaseCache, key: str, timeout: int) -> int:
+    """Add one to a counter of ``cache`` that lives ``timeout`` seconds from its first count;
+    return the count. Through the cache's own ``add`` and ``incr`` (two calls)."""
+    cache.add(key, 0, timeout=timeout)
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # evicted between add and incr: this one alone counts
+        cache.set(key, 1, timeout=timeout)
+        return 1
+
+
+def counts_add(cache: BaseCache, timeouts: dict[str, int]) -> list[int]:
+    """Add one to each counter of ``timeouts`` (key → the seconds it lives from its first
+    count) in ``cache``; return the counts. One round trip on ``OutageTolerantRedisCache``."""
+    if not timeouts:
+        return []
+    if isinstance(cache, OutageTolerantRedisCache):
+        return cache.counts_add(timeouts)
+    return [count_add(cache, key, timeout) for key, timeout in timeouts.items()]

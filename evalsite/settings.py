@@ -341,8 +341,6 @@ RATE_PER_IP = read_int("EVALSITE_RATE_PER_IP", 120)
 RATE_PER_WORKER = read_int("EVALSITE_RATE_PER_WORKER", 30)
 CHAT_FRAMES_PER_SECOND = read_int("EVALSITE_CHAT_FRAMES_PER_SECOND", 5)
 CHAT_FRAME_BURST = read_int("EVALSITE_CHAT_FRAME_BURST", 20, minimum=1)
-RATELIMIT_USE_CACHE = "default"
-RATELIMIT_FAIL_OPEN = True  # a counter the cache lost lets the request through
 
 # How long a worker holds an item before it returns to the pool, and how long an accepted
 # assignment may stay idle before it counts as abandoned.

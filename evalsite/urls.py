@@ -9,6 +9,8 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from evalsite.floor import floor
+
 # A server error on a worker page keeps the page's frame policy (providers show it in a frame).
 handler500 = "workerpages.views.server_error"
 
@@ -21,5 +23,7 @@ urlpatterns = [
     path("dashboard/", include("webhooks.urls")),
     path("dashboard/", include("api.page_urls")),
     path("api/v1/", include("api.urls")),
+    # bench/hot_path.py's floor: 404 unless EVALSITE_BENCH_FLOOR=1 or DEBUG (evalsite.floor).
+    path("bench/floor/<slug:slug>/", floor, name="bench_floor"),
     path("", include("workerpages.urls")),
 ]

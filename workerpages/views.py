@@ -180,8 +180,9 @@ def task_submit(request: HttpRequest, slug: str, campaign: Campaign | None) -> H
     try:
         arrival = arrival_of(request)
         data = submitted_data(request)
+        # read=False: the signed token says whose it is; judgment_submit locks the row.
         assignment = assignment_authorise(
-            campaign=campaign, arrival=arrival, token=str(data.get("token", ""))
+            campaign=campaign, arrival=arrival, token=str(data.get("token", "")), read=False
         )
         answers = data.get("answers")
         if not isinstance(answers, dict):

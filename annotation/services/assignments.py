@@ -6,6 +6,7 @@ import hashlib
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core import signing
@@ -34,24 +35,73 @@ ELSEWHERE = gettext_noop(
 
 def assignment_token(assignment: Assignment) -> str:
     """Return the signed, timestamped token that the worker page sends back with each answer
-    (valid for ``EVALSITE_TOKEN_MAX_AGE`` seconds; every page carries a fresh one)."""
-    return signing.dumps({"a": assignment.pk}, salt=_TOKEN_SALT)
+    (valid for ``EVALSITE_TOKEN_MAX_AGE`` seconds; every page carries a fresh one).
+
+    Besides the assignment it names what of it never changes and what its authorisation
+    compares: its campaign, its worker (row, provider and provider id) and its provider
+    session, so that an answer is authorised without a query (``assignment_authorise``).
+    """
+    worker = assignment.worker
+    return signing.dumps(
+        {
+            "a": assignment.pk,
+            "c": assignment.campaign_id,
+            "w": [worker.pk, worker.provider, worker.external_id],
+            "s": assignment.provider_assignment_id,
+        },
+        salt=_TOKEN_SALT,
+    )
+
+
+def _token_claims(token: str) -> dict[str, Any]:
+    """Return what a genuine, fresh token says; raise NotAllowed otherwise."""
+    try:
+        claims = signing.loads(token, salt=_TOKEN_SALT, max_age=settings.TOKEN_MAX_AGE)
+    except signing.SignatureExpired:
+        raise NotAllowed(
+            gettext("This page was open too long; please reload it to continue.")
+        ) from None
+    except (signing.BadSignature, TypeError):
+        raise _not_valid() from None
+    if not isinstance(claims, dict) or not isinstance(claims.get("a"), int):
+        raise _not_valid()
+    return claims
+
+
+def _not_valid() -> NotAllowed:
+    return NotAllowed(gettext("This page's session is not valid; please reopen the task link."))
 
 
 def assignment_from_token(token: str) -> Assignment:
     """Return the assignment a token was issued for; raise NotAllowed if it is not genuine or
     has expired."""
+    pk = _token_claims(token)["a"]
     try:
-        pk = signing.loads(token, salt=_TOKEN_SALT, max_age=settings.TOKEN_MAX_AGE)["a"]
         return Assignment.objects.select_related("campaign", "worker").get(pk=pk)
-    except signing.SignatureExpired:
-        raise NotAllowed(
-            gettext("This page was open too long; please reload it to continue.")
-        ) from None
-    except (signing.BadSignature, KeyError, TypeError, Assignment.DoesNotExist):
-        raise NotAllowed(
-            gettext("This page's session is not valid; please reopen the task link.")
-        ) from None
+    except Assignment.DoesNotExist:
+        raise _not_valid() from None
+
+
+def _assignment_unread(claims: dict[str, Any], campaign: Campaign) -> Assignment | None:
+    """Return the assignment a token names, built from the token alone (its campaign the one
+    given, which the caller checked), or None for a token that does not say enough (one
+    issued before tokens carried their worker)."""
+    try:
+        worker_pk, provider, external_id = claims["w"]
+        assignment = Assignment(
+            pk=claims["a"],
+            campaign_id=int(claims["c"]),
+            worker_id=int(worker_pk),
+            provider_assignment_id=str(claims["s"]),
+        )
+        worker = Worker(pk=int(worker_pk), provider=str(provider), external_id=str(external_id))
+    except (KeyError, TypeError, ValueError):
+        return None
+    assignment.worker = worker
+    if assignment.campaign_id == campaign.pk:
+        assignment.campaign = campaign
+    assignment._state.adding = False  # a row that exists, not one to insert
+    return assignment
 
 
 def _elsewhere() -> NotAllowed:
@@ -60,7 +110,9 @@ def _elsewhere() -> NotAllowed:
     )
 
 
-def assignment_authorise(*, campaign: Campaign, arrival: Arrival, token: str) -> Assignment:
+def assignment_authorise(
+    *, campaign: Campaign, arrival: Arrival, token: str, read: bool = True
+) -> Assignment:
     """Return the assignment a worker acts on; raise NotAllowed unless it is theirs.
 
     The one authorisation check of everything a worker does after arriving (an answer, the
@@ -68,10 +120,23 @@ def assignment_authorise(*, campaign: Campaign, arrival: Arrival, token: str) ->
     fresh, and its assignment this campaign's, the arriving worker's (the URL's provider and
     worker id) and of the arrival's provider session (assignmentId / SESSION_ID). A preview
     acts on nothing.
+
+    ``read=False`` (an answer: ``judgment_submit`` locks and reads the row itself) reads no
+    row: the token carries the assignment's campaign, worker and provider session, which never
+    change, signed when the page was made. The assignment returned then has only those
+    fields (its ``campaign`` the one given, its ``worker`` the token's pk, provider and id):
+    its status and counters are the locked row's business. A token older than that form is
+    checked against the row, as ``read=True`` does.
     """
     if arrival.preview:
         raise NotAllowed(gettext("This is a preview: accept the HIT to start."))
-    assignment = assignment_from_token(token)
+    claims = _token_claims(token)
+    assignment = None if read else _assignment_unread(claims, campaign)
+    if assignment is None:
+        try:
+            assignment = Assignment.objects.select_related("campaign", "worker").get(pk=claims["a"])
+        except Assignment.DoesNotExist:
+            raise _not_valid() from None
     worker = assignment.worker
     mine = (worker.provider, worker.external_id) == (arrival.provider, arrival.worker_id)
     if assignment.campaign_id != campaign.pk or not mine:

@@ -1,0 +1,175 @@
+"""The worker's hot path in counts (issue #32): the rate limits' counters in one round trip to
+Redis, degrading to the process's memory without it; the answer's SQL statements, bounded; the
+answer's token checked without a query; the floor page of bench/hot_path.py."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from types import SimpleNamespace
+
+import pytest
+import redis
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation import ratelimits
+from annotation.services import assignment_authorise, assignment_token
+from evalsite import cache as evalsite_cache
+from evalsite.cache import OutageTolerantRedisCache, counts_add
+from providers import Arrival
+from tests.test_deploy import free_port
+from tests.test_redis_outage import PrivateRedis
+
+ANSWERS = {"empathy": "4", "relevance": "3", "fluency": "5"}
+# Measured on PostgreSQL: 13 (SQLite: 13) with the savepoint pair a test's transaction adds;
+# the token check no longer reads the assignment (14 before).
+ANSWER_STATEMENTS = 13
+SANDBOX = "https://workersandbox.mturk.com"
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    server = PrivateRedis(tmp_path)
+    server.start()
+    yield server
+    server.kill()
+
+
+def redis_cache(url: str) -> OutageTolerantRedisCache:
+    options = {"socket_connect_timeout": 0.25, "socket_timeout": 0.5}
+    return OutageTolerantRedisCache(url, {"OPTIONS": options, "KEY_PREFIX": secrets.token_hex(4)})
+
+
+def sent_commands(monkeypatch) -> list[str]:
+    """The commands redis-py sends from now on (one round trip each: no pipelines here)."""
+    sent: list[str] = []
+    original = redis.Redis.execute_command
+
+    def counting(self, *args, **options):
+        sent.append(str(args[0]).upper())
+        return original(self, *args, **options)
+
+    monkeypatch.setattr(redis.Redis, "execute_command", counting)
+    return sent
+
+
+def test_both_counters_take_one_round_trip_and_expire_in_their_own_redis(
+    private_redis, monkeypatch
+):
+    first, second = (redis_cache(f"{private_redis.url}/{db}") for db in (1, 2))
+    assert counts_add(first, {"a": 30, "b": 50}) == [1, 1]  # the script is loaded here
+    sent = sent_commands(monkeypatch)
+    assert counts_add(first, {"a": 30, "b": 50}) == [2, 2]
+    assert sent == ["EVALSHA"]
+    # Another server (here another database) counts its own: the script runs where the cache is.
+    assert counts_add(second, {"a": 30}) == [1]
+    raw = redis.Redis.from_url(f"{private_redis.url}/1")
+    key_a, key_b = first.make_and_validate_key("a"), first.make_and_validate_key("b")
+    assert int(raw.get(key_a)) == 2 and 0 < raw.ttl(key_a) <= 30 and 30 < raw.ttl(key_b) <= 50
+    assert redis.Redis.from_url(f"{private_redis.url}/2").ttl(second.make_and_validate_key("a")) > 0
+
+
+def test_a_restarted_redis_gets_the_script_again(private_redis):
+    cache = redis_cache(f"{private_redis.url}/0")
+    assert counts_add(cache, {"k": 60}) == [1]
+    redis.Redis.from_url(private_redis.url).script_flush()  # as a restart forgets it
+    assert counts_add(cache, {"k": 60}) == [2]
+
+
+def test_while_redis_is_down_the_counters_count_in_process_memory(monkeypatch):
+    monkeypatch.setattr(evalsite_cache, "BREAKER_SECONDS", 60.0)
+    cache = redis_cache(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    started = time.monotonic()
+    assert [counts_add(cache, {"x": 60, "y": 60}) for _ in range(3)] == [[1, 1], [2, 2], [3, 3]]
+    assert cache.breaker.is_open()
+    assert time.monotonic() - started < 2.0  # one failed connection, then memory
+
+
+def test_other_caches_count_through_add_and_incr(settings):
+    from django.core.cache import caches
+
+    cache = caches["default"]
+    key = f"k{secrets.token_hex(4)}"
+    assert [counts_add(cache, {key: 60})[0] for _ in range(3)] == [1, 2, 3]
+
+
+def test_retry_after_is_the_rest_of_the_window_and_then_the_worker_is_served(
+    client, campaign, settings, monkeypatch
+):
+    settings.RATE_PER_IP, settings.RATE_PER_WORKER = 0, 2
+    now = [1_700_000_000.0 + secrets.randbelow(10**6)]
+    monkeypatch.setattr(ratelimits, "time", SimpleNamespace(time=lambda: now[0]))
+    url, ip = reverse("annotation:task", args=[campaign.slug]), f"10.9.{secrets.randbelow(250)}.1"
+    arrival = {"workerId": "W1", "assignmentId": "A1", "hitId": "H", "turkSubmitTo": SANDBOX}
+    for _ in range(2):
+        assert client.get(url, arrival, REMOTE_ADDR=ip).status_code == 200
+    refused = client.get(url, arrival, REMOTE_ADDR=ip)
+    wait = int(refused["Retry-After"])
+    assert refused.status_code == 429 and 1 <= wait <= 60
+    now[0] += wait - 1  # one second before the window ends: still refused, one second less
+    again = client.get(url, arrival, REMOTE_ADDR=ip)
+    assert again.status_code == 429 and int(again["Retry-After"]) == 1
+    now[0] += 1  # a new window
+    assert client.get(url, arrival, REMOTE_ADDR=ip).status_code == 200
+
+
+def answer_once(client, campaign) -> tuple[int, int]:
+    """Show W1 an item and answer it; return the statements of the GET and of the POST."""
+    url = reverse("annotation:task", args=[campaign.slug])
+    query = "?workerId=W1&assignmentId=A1&hitId=H&turkSubmitTo=https://workersandbox.mturk.com"
+    with CaptureQueriesContext(connection) as shown:
+        html = client.get(url + query).content.decode()
+    token = re.search(r'name="token" value="([^"]+)"', html)[1]
+    item = re.search(r'name="item" value="(\d+)"', html)[1]
+    action = re.search(r'action="([^"]+)"', html)[1].replace("&amp;", "&")
+    with CaptureQueriesContext(connection) as sent:
+        response = client.post(action, {"token": token, "item": item, **ANSWERS})
+    assert response.status_code == 302
+    return len(shown.captured_queries), len(sent.captured_queries)
+
+
+def test_an_answer_takes_at_most_the_statements_measured(client, campaign):
+    answer_once(client, campaign)  # the worker's first page starts the assignment
+    _shown, sent = answer_once(client, campaign)
+    assert sent <= ANSWER_STATEMENTS
+
+
+def test_an_answers_token_is_checked_without_a_query_and_still_refuses_others(campaign):
+    from annotation.services import worker_visit
+
+    arrival = Arrival(provider="mturk", worker_id="W1", assignment_id="A1", hit_id="H")
+    visit = worker_visit(campaign=campaign, arrival=arrival)
+    token = assignment_token(visit.assignment)
+    with CaptureQueriesContext(connection) as captured:
+        mine = assignment_authorise(campaign=campaign, arrival=arrival, token=token, read=False)
+    assert len(captured.captured_queries) == 0
+    assert (mine.pk, mine.worker.pk, mine.campaign) == (
+        visit.assignment.pk,
+        visit.assignment.worker_id,
+        campaign,
+    )
+    from evalsite.errors import NotAllowed
+
+    for other in (
+        Arrival(provider="mturk", worker_id="W2", assignment_id="A1", hit_id="H"),
+        Arrival(provider="mturk", worker_id="W1", assignment_id="A2", hit_id="H"),
+    ):
+        with pytest.raises(NotAllowed):
+            assignment_authorise(campaign=campaign, arrival=other, token=token, read=False)
+    with pytest.raises(NotAllowed):
+        assignment_authorise(campaign=campaign, arrival=arrival, token=token[:-2] + "xx")
+
+
+def test_the_floor_page_answers_only_when_asked_for(client, campaign, settings, monkeypatch):
+    url = reverse("bench_floor", args=[campaign.slug])
+    settings.DEBUG = False
+    monkeypatch.delenv("EVALSITE_BENCH_FLOOR", raising=False)
+    assert client.get(url).status_code == 404
+    monkeypatch.setenv("EVALSITE_BENCH_FLOOR", "1")
+    with CaptureQueriesContext(connection) as captured:
+        page = client.get(url)
+    assert page.status_code == 200 and campaign.name in page.content.decode()
+    assert len(captured.captured_queries) == 1

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.http import HttpRequest
 from ninja import File, Form, Query, Router, Status, UploadedFile
 
+from annotation.campaign_settings import SETTINGS
 from annotation.models import Campaign
 from annotation.services import campaign_set_status, campaign_settings_update, items_add
 from api.access import actor, campaign_of, user_of
@@ -37,7 +38,7 @@ from dashboard.drafts import (
     draft_items_finish,
     draft_items_import,
 )
-from evalsite.errors import InvalidParameters
+from evalsite.errors import Conflict, InvalidParameters
 
 router = Router(tags=["campaigns"])
 
@@ -78,8 +79,9 @@ def campaign_create(request: HttpRequest, data: CampaignIn) -> Status[dict[str, 
             owner=user_of(request),
             parameters=data.parameters,
         )
-        if data.settings or data.study:
-            campaign_settings_update(campaign=campaign, values=data.settings, study=data.study)
+        values, study = data.settings.sent(), data.study.sent()
+        if values or study:
+            campaign_settings_update(campaign=campaign, values=values, study=study)
     return Status(201, campaign_out(campaign))
 
 
@@ -99,7 +101,8 @@ def campaign_update(
     status; once live only quality control and the budget change.
     """
     campaign = campaign_of(request, slug)
-    values = dict(data.settings)
+    values = data.settings.sent()
+    _launched_check(campaign, values)
     with transaction.atomic():
         if "budget" in values:
             controls.campaign_budget_set(
@@ -109,11 +112,21 @@ def campaign_update(
             campaign=campaign,
             values=values,
             parameters=data.parameters,
-            study=data.study,
+            study=data.study.sent() if data.study else None,
             actor=actor(request),
         )
     campaign.refresh_from_db()
     return campaign_out(campaign)
+
+
+def _launched_check(campaign: Campaign, values: dict[str, Any]) -> None:
+    """Refuse, as a conflict with the campaign's state (409), a setting that changes only
+    while it is a draft (``campaign_settings.SETTINGS``, not ``live``): the request is well
+    formed, and was accepted before the launch."""
+    fixed = [name for name in values if not SETTINGS[name].live]
+    if campaign.status != Campaign.Status.DRAFT and fixed:
+        message = f"Once launched, {fixed[0]} no longer changes (only quality control does)."
+        raise Conflict(message, fields={fixed[0]: message})
 
 
 @router.post("/{slug}/status", response={200: CampaignOut, CLIENT_ERRORS: ErrorOut})

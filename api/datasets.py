@@ -31,8 +31,9 @@ from api.schemas import (
     DatasetOut,
     DatasetPage,
     Page,
+    one_of,
 )
-from corpora import READERS, SUFFIXES, WRITERS, DatasetError
+from corpora import READERS, SUFFIXES, DatasetError
 from corpora.limits import UPLOADS, upload_check
 from evalsite.errors import InvalidParameters
 
@@ -46,9 +47,14 @@ Name = Path(
 )
 _FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 DataFile = File(..., description="The data set file.")
-Format = Form(..., max_length=32, description=f"Its format: {', '.join(READERS)}.")
-NewName = Form("", max_length=200, description="The new data set's name; default: the file's.")
-Source = Form("", max_length=200, description="Sub-source for dialogues whose file names none.")
+Format = Form(..., description="Its format.")
+NewName = Form(
+    "",
+    pattern=r"^([-A-Za-z0-9_]{1,64})?$",
+    description="The new data set's name (1–64 letters, digits, '-' or '_'); default: the file's.",
+)
+Source = Form("", max_length=64, description="Sub-source for dialogues whose file names none.")
+Reader = one_of(READERS)
 Description = Form("", max_length=5000, description="A note kept with the data set.")
 Deidentify = Form(
     False, description="Replace emails, URLs, IBANs, dates of birth, phone numbers, @handles first."
@@ -118,7 +124,7 @@ def dataset_get(request: HttpRequest, name: str = Name) -> dict[str, Any]:
 def dataset_upload(
     request: HttpRequest,
     file: UploadedFile = DataFile,
-    format: str = Format,
+    format: Reader = Format,  # type: ignore[valid-type]
     name: str = NewName,
     source: str = Source,
     description: str = Description,
@@ -181,11 +187,6 @@ def dataset_export(
     pseudonym, de-identification originals left out. Written within the request."""
     query_check(request, DatasetExportQuery)
     dataset = _dataset(name)
-    if query.format not in WRITERS:  # records_export's refusal, before reading the records
-        raise InvalidParameters(
-            f"Unknown format {query.format!r}; use one of {', '.join(WRITERS)}.",
-            fields={"format": "unknown"},
-        )
     filename = f"{dataset.name}.{SUFFIXES[query.format]}"
     with tempfile.TemporaryDirectory() as folder:
         path = FilePath(folder) / filename

@@ -49,7 +49,7 @@ Name = Path(
 )
 NewName = Path(
     ...,
-    max_length=100,
+    pattern=NAME_PATTERN,
     description="The model's name: a slug of at most 64 characters.",
     example="generic-bot",
 )

@@ -111,18 +111,36 @@ def query_check(request: HttpRequest, schema: type[Schema] | frozenset[str]) -> 
         raise ApiError(422, f"Unknown query parameter {name!r}.", field=name)
 
 
+def _union_tag(part: str) -> bool:
+    """Whether a location part names a union's member (``list[constrained-str]``), not a field."""
+    return "[" in part or part.startswith("constrained-") or part in ("str", "int", "float", "bool")
+
+
 def _field(loc: Any) -> str | None:
     """The field a pydantic location names (``["body", "payload", "settings", "budget"]``)."""
     parts = [str(p) for p in (loc or ()) if p not in ("body", "query", "path", "header", "form")]
-    parts = [p for p in parts if p not in ("payload", "data", "filters")] or parts
+    # The envelope's names go; a setting or study text is named alone, as the services name it.
+    envelope = ("payload", "data", "filters", "settings", "study")
+    parts = [p for p in parts if p not in envelope and not _union_tag(p)] or parts
     return ".".join(parts) or None
+
+
+# What a field refused by its pattern must look like, in words (pydantic prints the regex).
+PATTERN_HINTS = {
+    "slug": "use 1–64 lowercase letters, digits or '-', starting with a letter or digit",
+    "url": "use an http:// or https:// address with a host name or IP address (port 1–65535)",
+    "name": "use 1–64 letters, digits, '-' or '_'",
+    "protocol": "use a protocol's name (lowercase letters, digits and '_'; docs/api.md)",
+}
 
 
 def _validation(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     first = exc.errors[0] if exc.errors else {}
     message = str(first.get("msg") or "Invalid request.")
     field = _field(first.get("loc"))
-    if field:
+    if first.get("type") == "string_pattern_mismatch" and field in PATTERN_HINTS:
+        message = f"Not a valid {field}: {PATTERN_HINTS[field]}."
+    elif field:
         message = f"{field}: {message}"
     if len(exc.errors) > 1:
         message += f" (and {len(exc.errors) - 1} more)"

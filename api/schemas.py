@@ -10,15 +10,29 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from math import ceil, floor
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from django.conf import settings as site_settings
 from ninja import Field, Path, Schema
-from pydantic import ConfigDict
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StringConstraints,
+    create_model,
+)
 
-from annotation.campaign_settings import SETTINGS
+from annotation.campaign_settings import SETTINGS, Bound
 from annotation.models import Campaign
+from annotation.protocols import registry
 from annotation.study_pages import STUDY_FIELDS
+from corpora import WRITERS
 from dashboard.drafts.uploads import MAX_TURNS
+from dashboard.services import EXPORTS
+from modelhub.backends import BACKENDS
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9-]{0,63}$"
 # A path parameter's example goes in as ``example``: ninja copies a JSON Schema ``examples``
@@ -32,6 +46,15 @@ CampaignSlug = Path(
 PSEUDONYM_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 FILE_PATTERN = r"^[A-Za-z0-9_.-]{1,200}$"
 MAX_ITEMS_PER_REQUEST = 10_000
+
+
+def one_of(values: Any) -> Any:
+    """A ``Literal`` of the names a service knows (its registry), so the schema lists them."""
+    return Literal[tuple(values)]
+
+
+ProtocolName = one_of(p.name for p in registry.all())
+BackendName = one_of(sorted(BACKENDS))
 
 
 class Body(Schema):
@@ -94,22 +117,102 @@ def campaign_out(campaign: Campaign) -> dict[str, Any]:
     }
 
 
-_SETTINGS_HELP = "Settings by name (" + ", ".join(SETTINGS) + "), as the wizard takes them."
+def _integral(value: Any) -> Any:
+    """JSON Schema's integers include 2.0: read it as 2 (a boolean stays one, refused)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def whole(low: Any = None, high: Any = None) -> Any:
+    """A whole number as JSON sends one (no text, no boolean, no fraction), in range: the
+    bounds go on the integer, where the schema shows them, before 2.0 is read as 2."""
+    return Annotated[StrictInt, Field(ge=low, le=high), BeforeValidator(_integral)]
+
+
+def _setting_type(bound: Bound) -> Any:
+    """The JSON type ``campaign_settings.value_clean`` accepts for ``bound``, with its range:
+    a whole number is an integer, a number also a float, money an integer or text with at
+    most two decimals (its bound's digits), a flag a boolean; an optional one also null."""
+    if bound.kind == "flag":
+        return StrictBool
+    if bound.kind == "money":
+        assert bound.low == 0, bound  # a pattern cannot say "more than 0"
+        digits = len(str(int(bound.high)))
+        text = StringConstraints(pattern=rf"^[0-9]{{1,{digits}}}(\.[0-9]{{1,2}})?$")
+        kind: Any = Annotated[str, text] | whole(0, int(bound.high))
+    elif bound.kind == "whole":
+        kind = whole(bound.low, bound.high)
+    else:  # each branch bounded: JSON Schema reads no bound beside an anyOf
+        bounds = Field(ge=bound.low, le=bound.high)
+        kind = Annotated[StrictFloat, bounds] | whole(ceil(bound.low), floor(bound.high))
+    return kind | None if bound.optional else kind
+
+
+def _omitted_only(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)  # may be left out, never sent as null (unless optional)
+
+
+class _Fields(Body):
+    """Settings or study texts: each may be left out; those sent are applied."""
+
+    def sent(self) -> dict[str, Any]:
+        return self.model_dump(exclude_unset=True)
+
+
+_SETTING_FIELDS: dict[str, Any] = {
+    name: (
+        _setting_type(bound),
+        Field(None, description=bound.describe(), json_schema_extra=_omitted_only),
+    )
+    for name, bound in SETTINGS.items()
+}
+_STUDY_TYPES: dict[str, Any] = {
+    "training_qualification": Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]*$")],
+    "language": one_of(code for code, _name in site_settings.LANGUAGES),
+}
+_STUDY_FIELDS: dict[str, Any] = {
+    name: (
+        _STUDY_TYPES.get(name, str),
+        Field(None, max_length=limit, json_schema_extra=_omitted_only),
+    )
+    for name, limit in STUDY_FIELDS.items()
+}
+if TYPE_CHECKING:  # built at run time from the services' tables; mypy sees their base
+    SettingsIn = _Fields
+    StudyIn = _Fields
+else:
+    SettingsIn = create_model(
+        "SettingsIn",
+        __base__=_Fields,
+        __doc__="Settings by name, as the wizard takes them (campaign_settings.SETTINGS); "
+        'money as text ("0.50") or a whole number.',
+        **_SETTING_FIELDS,
+    )
+    StudyIn = create_model(
+        "StudyIn",
+        __base__=_Fields,
+        __doc__="The study pages' texts (study_pages.STUDY_FIELDS).",
+        **_STUDY_FIELDS,
+    )
 
 
 class CampaignIn(Body):
-    slug: str = Field(max_length=64, description="1–64 lowercase letters, digits or '-'.")
+    slug: str = Field(pattern=SLUG_PATTERN, description="1–64 lowercase letters, digits or '-'.")
     name: str = Field("", max_length=200)
-    protocol: str = Field(max_length=32)
-    parameters: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict, description=_SETTINGS_HELP)
-    study: dict[str, Any] = Field(default_factory=dict, description="Study pages' texts.")
+    protocol: ProtocolName  # type: ignore[valid-type]
+    parameters: dict[str, Any] = Field(
+        default_factory=dict, description="The protocol's parameters, checked by the protocol."
+    )
+    settings: SettingsIn = Field(default_factory=SettingsIn)
+    study: StudyIn = Field(default_factory=StudyIn)
 
 
 class CampaignUpdate(Body):
-    settings: dict[str, Any] = Field(default_factory=dict, description=_SETTINGS_HELP)
-    parameters: dict[str, Any] | None = Field(None, description="Only while a draft.")
-    study: dict[str, Any] | None = None
+    settings: SettingsIn = Field(
+        default_factory=SettingsIn,
+        description="Once launched, quality control and the budget only (409 otherwise).",
+    )
+    parameters: dict[str, Any] | None = Field(None, description="Only while a draft (409).")
+    study: StudyIn | None = None
 
 
 class StatusIn(Body):
@@ -122,9 +225,11 @@ class ItemIn(Body):
     key: str = Field(min_length=1, max_length=200)
     payload: dict[str, Any]
     gold: dict[str, Any] | None = Field(
-        None, description="Accepted answers by question: a hidden gold check."
+        None,
+        min_length=1,
+        description="Accepted answers by question: a hidden gold check.",
     )
-    attention: bool = Field(False, description="An explicit attention check (with gold).")
+    attention: StrictBool = Field(False, description="An explicit attention check (with gold).")
 
 
 class ItemsIn(Body):
@@ -169,14 +274,20 @@ class JobOut(Schema):
     finished_at: datetime | None
 
 
+ExportFormat = one_of(dict.fromkeys(EXPORTS["judgments"] + EXPORTS["dialogues"]))
+
+
 class ExportIn(Body):
     what: Literal["judgments", "dialogues"] = "judgments"
-    format: str = Field(max_length=16, description="judgments: csv, jsonl, parquet; dialogues: …")
-    include_flagged: bool = False
-    judges: bool = Field(
+    format: ExportFormat = Field(  # type: ignore[valid-type]
+        description=f"judgments: {', '.join(EXPORTS['judgments'])}; "
+        f"dialogues: {', '.join(EXPORTS['dialogues'])}."
+    )
+    include_flagged: StrictBool = False
+    judges: StrictBool = Field(
         default=False, description="The LLM judges' judgments instead of the crowd's (judgments)."
     )
-    by_author: bool = False
+    by_author: StrictBool = False
 
 
 class Table(Schema):
@@ -215,8 +326,11 @@ class WorkerActionIn(Body):
     amount: str = Field("", max_length=32, description='A bonus, e.g. "0.50".')
 
 
+Pseudonym = Annotated[str, StringConstraints(pattern=PSEUDONYM_PATTERN)]
+
+
 class ApproveIn(Body):
-    workers: list[str] | None = Field(
+    workers: list[Pseudonym] | None = Field(  # type: ignore[valid-type]
         None,
         min_length=1,
         max_length=5000,
@@ -251,9 +365,7 @@ class ModelPage(Schema):
 
 
 class ModelIn(Body):
-    backend: str = Field(
-        max_length=32, description="generic_bot, gold, hf_local, openai_http, retrieval, …"
-    )
+    backend: BackendName  # type: ignore[valid-type]
     config: dict[str, Any] = Field(
         default_factory=dict, description="The backend's options, checked by building it."
     )
@@ -266,16 +378,21 @@ class ModelIn(Body):
     notes: str = Field("", max_length=5000)
 
 
+Turn = Annotated[str, StringConstraints(pattern=r"\S")]
+
+
 class ContextIn(Body):
     id: str | None = Field(None, max_length=200, description="Default: ctx-<position>.")
-    context: list[str] | str = Field(description="The turns, oldest first (or one text).")
-    reference: str | None = Field(None, max_length=20_000)
+    context: list[Turn] | Turn = Field(  # type: ignore[valid-type]
+        description="The turns, oldest first (or one text)."
+    )
+    reference: Turn | None = Field(None, max_length=20_000)
 
 
 class GenerationIn(Body):
     contexts: list[ContextIn] = Field(min_length=1, max_length=MAX_CONTEXTS_PER_JOB)
-    max_turns: int = Field(
-        3, ge=1, le=MAX_TURNS, description="Most turns a context may have (the wizard's limit)."
+    max_turns: whole(1, MAX_TURNS) = Field(  # type: ignore[valid-type]
+        3, description="Most turns a context may have (the wizard's limit)."
     )
     label: str = Field("", max_length=200, description="What the job is for.")
 
@@ -338,53 +455,8 @@ class DatasetImported(Schema):
     replacements: int = Field(description="Spans de-identified (with deidentify).")
 
 
+DatasetWriter = one_of(WRITERS)
+
+
 class DatasetExportQuery(Schema):
-    format: str = Field(max_length=16, description="csv, jsonl, parquet or parlai.")
-
-
-# --- webhooks (a campaign's endpoints and their deliveries) ----------------------------------
-
-
-class WebhookIn(Body):
-    url: str = Field(description="http(s), a public host, no credentials, at most 500 characters.")
-    events: list[str] = Field(
-        description="What it receives: assignment.submitted, campaign.finished, budget.low, "
-        "job.done, worker.blocked."
-    )
-
-
-class WebhookOut(Schema):
-    id: int
-    url: str
-    events: list[str]
-    active: bool = Field(description="false once it answered 410 Gone; a redelivery turns it on.")
-    secret_hint: str = Field(description="The secret's first characters, to tell them apart.")
-    created_at: datetime
-
-
-class WebhookCreated(WebhookOut):
-    secret: str = Field(description="Signs every delivery; shown in this answer only.")
-
-
-class WebhookPage(Schema):
-    count: int
-    results: list[WebhookOut]
-
-
-class DeliveryOut(Schema):
-    id: str = Field(description="The delivery id (X-Evalsite-Delivery): the same over retries.")
-    event: str
-    status: Literal["pending", "delivered", "failed"]
-    attempts: int
-    last_status_code: int | None = Field(description="The receiver's last answer; null: none.")
-    last_error: str
-    created_at: datetime
-    next_attempt_at: datetime
-    delivered_at: datetime | None
-
-
-class DeliveryPage(Schema):
-    count: int
-    limit: int
-    offset: int
-    results: list[DeliveryOut]
+    format: DatasetWriter  # type: ignore[valid-type]

@@ -18,11 +18,10 @@ from annotation.models import Campaign
 from api.access import campaign_of, user_of
 from api.errors import CLIENT_ERRORS, ApiError, ErrorOut, query_check
 from api.idempotency import IdempotencyHeader, idempotent
-from api.schemas import (
-    CampaignSlug,
+from api.schemas import CampaignSlug, Page
+from api.webhook_schemas import (
     DeliveryOut,
     DeliveryPage,
-    Page,
     WebhookCreated,
     WebhookIn,
     WebhookOut,

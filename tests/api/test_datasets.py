@@ -57,7 +57,6 @@ def test_a_malformed_file_is_a_400_naming_the_line_and_stores_nothing(api) -> No
 @pytest.mark.parametrize(
     "content, fmt, words",
     [
-        (_jsonl(DIALOGUES), "yaml", "Unknown format"),
         (b"\x00\xff garbage", "parquet", "Nothing was imported"),
         (b"dialogue,text\n", "csv", "Nothing was imported"),
         (b"\xff\xfe\x00", "jsonl", "Nothing was imported"),
@@ -69,11 +68,23 @@ def test_an_unknown_format_or_unreadable_bytes_are_refused(api, content, fmt, wo
     assert not Dataset.objects.exists()
 
 
-def test_a_name_taken_is_a_409_and_a_bad_name_a_400(api) -> None:
+def test_an_unknown_format_is_refused_by_the_schema_that_lists_the_readers(api) -> None:
+    response = _upload(api, _jsonl(DIALOGUES), fmt="yaml")
+    error = error_of(response)
+    assert response.status_code == 422 and error["field"] == "format"
+    assert "'jsonl'" in error["message"]
+    assert not Dataset.objects.exists()
+
+
+def test_a_name_taken_is_a_409_and_a_bad_name_a_422(api) -> None:
     assert _upload(api, _jsonl(DIALOGUES)).status_code == 201
     assert error_of(_upload(api, _jsonl(DIALOGUES)))["code"] == "conflict"
     error = error_of(_upload(api, _jsonl(DIALOGUES), name="bad name!"))
-    assert error["code"] == "invalid" and "letters, digits" in error["message"]
+    assert (
+        error["code"] == "invalid"
+        and error["field"] == "name"
+        and "letters, digits" in error["message"]
+    )
     assert Dataset.objects.count() == 1
 
 

@@ -44,12 +44,10 @@ def test_registering_then_listing_and_getting_a_model(api) -> None:
 @pytest.mark.parametrize(
     "name, body, words",
     [
-        ("ok-name", {"backend": "telepathy"}, "unknown backend"),
         ("ok-name", {"backend": "generic_bot", "config": {"colour": "blue"}}, "unknown option"),
         ("ok-name", {"backend": "generic_bot", "config": {"delay_s": -1}}, "delay_s"),
         ("ok-name", {"backend": "hf_local", "config": {"path": "/nowhere"}}, "config.json"),
         ("ok-name", {"backend": "generic_bot", "decoding": {"strategy": "dream"}}, "strategy"),
-        ("not a slug", {"backend": "generic_bot"}, "slug"),
     ],
 )
 def test_a_bad_registration_is_a_400_naming_the_fault_and_stores_nothing(
@@ -60,6 +58,21 @@ def test_a_bad_registration_is_a_400_naming_the_fault_and_stores_nothing(
     )
     error = error_of(response)
     assert response.status_code == 400 and words in error["message"], error
+    assert not ModelEndpoint.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "name, body, field",
+    [("ok-name", {"backend": "telepathy"}, "backend"), ("not a slug", {}, "name")],
+)
+def test_an_unknown_backend_or_a_bad_name_is_refused_by_the_schema(api, name, body, field) -> None:
+    response = api.client.put(
+        f"/api/v1/models/{name}",
+        data={"backend": "generic_bot", **body},
+        content_type="application/json",
+        headers=api.headers,
+    )
+    assert response.status_code == 422 and error_of(response)["field"] == field
     assert not ModelEndpoint.objects.exists()
 
 
@@ -94,7 +107,6 @@ def test_a_job_is_queued_after_the_commit_and_runs_inline_without_a_broker(
 @pytest.mark.parametrize(
     "body, words, field",
     [
-        ({"contexts": [{"context": "ok"}, {"context": ["fine", " "]}]}, "context 2", "contexts.1"),
         (
             {"contexts": [{"context": ["a", "b", "c", "d"]}], "max_turns": 3},
             "at most 3",
@@ -111,6 +123,13 @@ def test_bad_contexts_are_refused_as_the_wizard_refuses_them_and_queue_nothing(
     assert response.status_code == 400 and words in error["message"], error
     if field:
         assert error["field"] == field
+    assert not GenerationJob.objects.exists()
+
+
+def test_a_blank_turn_is_refused_by_the_schema_naming_it(api, bot) -> None:
+    body = {"contexts": [{"context": "ok"}, {"context": ["fine", " "]}]}
+    response = api.post("/models/generic-bot/jobs", body)
+    assert response.status_code == 422 and error_of(response)["field"] == "contexts.1.context.1"
     assert not GenerationJob.objects.exists()
 
 

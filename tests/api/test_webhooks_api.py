@@ -73,21 +73,22 @@ def test_another_researchers_campaign_and_endpoint_are_not_found_and_left_alone(
 
 
 @pytest.mark.parametrize(
-    ("url", "message"),
+    "url",
     [
-        ("ftp://example.org/hook", "starts with https://"),
-        ("https://ada:pw@example.org/hook", "no user name or password"),
-        ("https://example.org/" + "a" * 500, "at most 500 characters"),
-        ("not a url", "no spaces"),
+        "ftp://example.org/hook",
+        "https://ada:pw@example.org/hook",
+        "https://example.org/" + "a" * 500,
+        "not a url",
+        "http://example.org:65536/",
     ],
 )
-def test_a_bad_url_is_refused_as_the_dashboard_refuses_it_and_nothing_is_stored(
-    api, owned, url, message
+def test_a_url_of_the_wrong_form_is_refused_by_the_schema_and_nothing_is_stored(
+    api, owned, url
 ) -> None:
-    error = error_of(
-        api.post(f"/campaigns/{owned.slug}/webhooks", {"url": url, "events": ["job.done"]})
-    )
-    assert error["code"] == "invalid" and error["field"] == "url" and message in error["message"]
+    """The schema's pattern is transport.url_check's form (webhooks' tests give its messages)."""
+    answer = api.post(f"/campaigns/{owned.slug}/webhooks", {"url": url, "events": ["job.done"]})
+    error = error_of(answer)
+    assert answer.status_code == 422 and error["field"] == "url"
     assert not WebhookEndpoint.objects.exists()
 
 
@@ -107,7 +108,7 @@ def test_a_reserved_address_is_refused_where_private_targets_are_off(
 def test_an_unknown_or_missing_event_is_refused_and_nothing_is_stored(api, owned, events) -> None:
     answer = api.post(f"/campaigns/{owned.slug}/webhooks", {"url": HOOK, "events": events})
     error = error_of(answer)
-    assert answer.status_code == 400 and error["field"] == "events"
+    assert answer.status_code == 422 and error["field"].startswith("events")
     assert not WebhookEndpoint.objects.exists()
 
 
@@ -145,3 +146,12 @@ def test_an_endpoints_deliveries_show_their_outcome_and_one_can_be_sent_again(
     assert len(receiver.bodies()) == 2
     missing = api.post(f"{base}/deliveries/5f0c2b4e-9d1a-4c3e-8f5b-0a1b2c3d4e5f/redeliver")
     assert error_of(missing)["code"] == "not_found"
+
+
+def test_a_webhook_url_refused_by_its_pattern_is_explained_in_words(api, owned) -> None:
+    base = f"/campaigns/{owned.slug}/webhooks"
+    response = api.post(base, {"url": "ftp://example.org/hook", "events": ["job.done"]})
+    assert response.status_code == 422
+    error = error_of(response)
+    assert error["field"] == "url"
+    assert "http:// or https://" in error["message"] and "^https?" not in error["message"]

@@ -5,12 +5,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
 
+from ..models.campaign_in_protocol import CampaignInProtocol
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.campaign_in_parameters import CampaignInParameters
-    from ..models.campaign_in_settings import CampaignInSettings
-    from ..models.campaign_in_study import CampaignInStudy
+    from ..models.settings_in import SettingsIn
+    from ..models.study_in import StudyIn
 
 
 T = TypeVar("T", bound="CampaignIn")
@@ -21,27 +22,25 @@ class CampaignIn:
     """
     Attributes:
         slug (str): 1–64 lowercase letters, digits or '-'.
-        protocol (str):
+        protocol (CampaignInProtocol):
         name (str | Unset):  Default: ''.
-        parameters (CampaignInParameters | Unset):
-        settings (CampaignInSettings | Unset): Settings by name (redundancy, items_per_assignment, lease_seconds,
-            reward, budget, gold_rate, gold_min_accuracy, gold_min_answered, min_seconds_per_item, max_items_per_worker,
-            topup_max, training_pass_mark, training_attempts, open_links, open_arrivals_per_address, rate_per_ip,
-            rate_per_worker, chat_frames_per_second), as the wizard takes them.
-        study (CampaignInStudy | Unset): Study pages' texts.
+        parameters (CampaignInParameters | Unset): The protocol's parameters, checked by the protocol.
+        settings (SettingsIn | Unset): Settings by name, as the wizard takes them (campaign_settings.SETTINGS); money as
+            text ("0.50") or a whole number.
+        study (StudyIn | Unset): The study pages' texts (study_pages.STUDY_FIELDS).
     """
 
     slug: str
-    protocol: str
+    protocol: CampaignInProtocol
     name: str | Unset = ""
     parameters: CampaignInParameters | Unset = UNSET
-    settings: CampaignInSettings | Unset = UNSET
-    study: CampaignInStudy | Unset = UNSET
+    settings: SettingsIn | Unset = UNSET
+    study: StudyIn | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         slug = self.slug
 
-        protocol = self.protocol
+        protocol = self.protocol.value
 
         name = self.name
 
@@ -79,13 +78,13 @@ class CampaignIn:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.campaign_in_parameters import CampaignInParameters  # noqa: PLC0415
-        from ..models.campaign_in_settings import CampaignInSettings  # noqa: PLC0415
-        from ..models.campaign_in_study import CampaignInStudy  # noqa: PLC0415
+        from ..models.settings_in import SettingsIn  # noqa: PLC0415
+        from ..models.study_in import StudyIn  # noqa: PLC0415
 
         d = dict(src_dict)
         slug = d.pop("slug")
 
-        protocol = d.pop("protocol")
+        protocol = CampaignInProtocol(d.pop("protocol"))
 
         name = d.pop("name", UNSET)
 
@@ -97,18 +96,18 @@ class CampaignIn:
             parameters = CampaignInParameters.from_dict(_parameters)
 
         _settings = d.pop("settings", UNSET)
-        settings: CampaignInSettings | Unset
+        settings: SettingsIn | Unset
         if isinstance(_settings, Unset):
             settings = UNSET
         else:
-            settings = CampaignInSettings.from_dict(_settings)
+            settings = SettingsIn.from_dict(_settings)
 
         _study = d.pop("study", UNSET)
-        study: CampaignInStudy | Unset
+        study: StudyIn | Unset
         if isinstance(_study, Unset):
             study = UNSET
         else:
-            study = CampaignInStudy.from_dict(_study)
+            study = StudyIn.from_dict(_study)
 
         campaign_in = cls(
             slug=slug,

@@ -11,6 +11,8 @@ T = TypeVar("T", bound="CampaignInParameters")
 
 @_attrs_define
 class CampaignInParameters:
+    """The protocol's parameters, checked by the protocol."""
+
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.campaign_update_parameters_type_0 import CampaignUpdateParametersType0
-    from ..models.campaign_update_settings import CampaignUpdateSettings
-    from ..models.campaign_update_study_type_0 import CampaignUpdateStudyType0
+    from ..models.settings_in import SettingsIn
+    from ..models.study_in import StudyIn
 
 
 T = TypeVar("T", bound="CampaignUpdate")
@@ -20,21 +20,19 @@ T = TypeVar("T", bound="CampaignUpdate")
 class CampaignUpdate:
     """
     Attributes:
-        settings (CampaignUpdateSettings | Unset): Settings by name (redundancy, items_per_assignment, lease_seconds,
-            reward, budget, gold_rate, gold_min_accuracy, gold_min_answered, min_seconds_per_item, max_items_per_worker,
-            topup_max, training_pass_mark, training_attempts, open_links, open_arrivals_per_address, rate_per_ip,
-            rate_per_worker, chat_frames_per_second), as the wizard takes them.
-        parameters (CampaignUpdateParametersType0 | None | Unset): Only while a draft.
-        study (CampaignUpdateStudyType0 | None | Unset):
+        settings (SettingsIn | Unset): Settings by name, as the wizard takes them (campaign_settings.SETTINGS); money as
+            text ("0.50") or a whole number.
+        parameters (CampaignUpdateParametersType0 | None | Unset): Only while a draft (409).
+        study (None | StudyIn | Unset):
     """
 
-    settings: CampaignUpdateSettings | Unset = UNSET
+    settings: SettingsIn | Unset = UNSET
     parameters: CampaignUpdateParametersType0 | None | Unset = UNSET
-    study: CampaignUpdateStudyType0 | None | Unset = UNSET
+    study: None | StudyIn | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.campaign_update_parameters_type_0 import CampaignUpdateParametersType0  # noqa: PLC0415
-        from ..models.campaign_update_study_type_0 import CampaignUpdateStudyType0  # noqa: PLC0415
+        from ..models.study_in import StudyIn  # noqa: PLC0415
 
         settings: dict[str, Any] | Unset = UNSET
         if not isinstance(self.settings, Unset):
@@ -51,7 +49,7 @@ class CampaignUpdate:
         study: dict[str, Any] | None | Unset
         if isinstance(self.study, Unset):
             study = UNSET
-        elif isinstance(self.study, CampaignUpdateStudyType0):
+        elif isinstance(self.study, StudyIn):
             study = self.study.to_dict()
         else:
             study = self.study
@@ -71,16 +69,16 @@ class CampaignUpdate:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.campaign_update_parameters_type_0 import CampaignUpdateParametersType0  # noqa: PLC0415
-        from ..models.campaign_update_settings import CampaignUpdateSettings  # noqa: PLC0415
-        from ..models.campaign_update_study_type_0 import CampaignUpdateStudyType0  # noqa: PLC0415
+        from ..models.settings_in import SettingsIn  # noqa: PLC0415
+        from ..models.study_in import StudyIn  # noqa: PLC0415
 
         d = dict(src_dict)
         _settings = d.pop("settings", UNSET)
-        settings: CampaignUpdateSettings | Unset
+        settings: SettingsIn | Unset
         if isinstance(_settings, Unset):
             settings = UNSET
         else:
-            settings = CampaignUpdateSettings.from_dict(_settings)
+            settings = SettingsIn.from_dict(_settings)
 
         def _parse_parameters(data: object) -> CampaignUpdateParametersType0 | None | Unset:
             if data is None:
@@ -99,7 +97,7 @@ class CampaignUpdate:
 
         parameters = _parse_parameters(d.pop("parameters", UNSET))
 
-        def _parse_study(data: object) -> CampaignUpdateStudyType0 | None | Unset:
+        def _parse_study(data: object) -> None | StudyIn | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -107,12 +105,12 @@ class CampaignUpdate:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                study_type_0 = CampaignUpdateStudyType0.from_dict(data)
+                study_type_0 = StudyIn.from_dict(data)
 
                 return study_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(CampaignUpdateStudyType0 | None | Unset, data)
+            return cast(None | StudyIn | Unset, data)
 
         study = _parse_study(d.pop("study", UNSET))
 

@@ -6,6 +6,8 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.dataset_export_query_format import DatasetExportQueryFormat
+
 T = TypeVar("T", bound="DatasetExportQuery")
 
 
@@ -13,14 +15,14 @@ T = TypeVar("T", bound="DatasetExportQuery")
 class DatasetExportQuery:
     """
     Attributes:
-        format_ (str): csv, jsonl, parquet or parlai.
+        format_ (DatasetExportQueryFormat):
     """
 
-    format_: str
+    format_: DatasetExportQueryFormat
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        format_ = self.format_
+        format_ = self.format_.value
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -35,7 +37,7 @@ class DatasetExportQuery:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        format_ = d.pop("format")
+        format_ = DatasetExportQueryFormat(d.pop("format"))
 
         dataset_export_query = cls(
             format_=format_,

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from .. import types
+from ..models.dataset_upload_multi_part_body_params_format import DatasetUploadMultiPartBodyParamsFormat
 from ..types import UNSET, File, Unset
 
 T = TypeVar("T", bound="DatasetUploadMultiPartBodyParams")
@@ -18,8 +19,9 @@ class DatasetUploadMultiPartBodyParams:
     """
     Attributes:
         file (File): The data set file.
-        format_ (str): Its format: ed, emotionlines, meld, emocontext, meena, jsonl, csv, parquet, parlai.
-        name (str | Unset): The new data set's name; default: the file's. Default: ''.
+        format_ (DatasetUploadMultiPartBodyParamsFormat): Its format.
+        name (str | Unset): The new data set's name (1–64 letters, digits, '-' or '_'); default: the file's. Default:
+            ''.
         source (str | Unset): Sub-source for dialogues whose file names none. Default: ''.
         description (str | Unset): A note kept with the data set. Default: ''.
         deidentify (bool | Unset): Replace emails, URLs, IBANs, dates of birth, phone numbers, @handles first. Default:
@@ -28,7 +30,7 @@ class DatasetUploadMultiPartBodyParams:
     """
 
     file: File
-    format_: str
+    format_: DatasetUploadMultiPartBodyParamsFormat
     name: str | Unset = ""
     source: str | Unset = ""
     description: str | Unset = ""
@@ -39,7 +41,7 @@ class DatasetUploadMultiPartBodyParams:
     def to_dict(self) -> dict[str, Any]:
         file = self.file.to_tuple()
 
-        format_ = self.format_
+        format_ = self.format_.value
 
         name = self.name
 
@@ -77,7 +79,7 @@ class DatasetUploadMultiPartBodyParams:
 
         files.append(("file", self.file.to_tuple()))
 
-        files.append(("format", (None, str(self.format_).encode(), "text/plain")))
+        files.append(("format", (None, str(self.format_.value).encode(), "text/plain")))
 
         if not isinstance(self.name, Unset):
             files.append(("name", (None, str(self.name).encode(), "text/plain")))
@@ -104,7 +106,7 @@ class DatasetUploadMultiPartBodyParams:
         d = dict(src_dict)
         file = File(payload=BytesIO(d.pop("file")))
 
-        format_ = d.pop("format")
+        format_ = DatasetUploadMultiPartBodyParamsFormat(d.pop("format"))
 
         name = d.pop("name", UNSET)
 

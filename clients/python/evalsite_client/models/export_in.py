@@ -5,6 +5,7 @@ from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 
+from ..models.export_in_format import ExportInFormat
 from ..models.export_in_what import ExportInWhat
 from ..types import UNSET, Unset
 
@@ -15,21 +16,21 @@ T = TypeVar("T", bound="ExportIn")
 class ExportIn:
     """
     Attributes:
-        format_ (str): judgments: csv, jsonl, parquet; dialogues: …
+        format_ (ExportInFormat): judgments: csv, jsonl, parquet; dialogues: csv, jsonl, parquet, parlai.
         what (ExportInWhat | Unset):  Default: ExportInWhat.JUDGMENTS.
         include_flagged (bool | Unset):  Default: False.
         judges (bool | Unset): The LLM judges' judgments instead of the crowd's (judgments). Default: False.
         by_author (bool | Unset):  Default: False.
     """
 
-    format_: str
+    format_: ExportInFormat
     what: ExportInWhat | Unset = ExportInWhat.JUDGMENTS
     include_flagged: bool | Unset = False
     judges: bool | Unset = False
     by_author: bool | Unset = False
 
     def to_dict(self) -> dict[str, Any]:
-        format_ = self.format_
+        format_ = self.format_.value
 
         what: str | Unset = UNSET
         if not isinstance(self.what, Unset):
@@ -62,7 +63,7 @@ class ExportIn:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        format_ = d.pop("format")
+        format_ = ExportInFormat(d.pop("format"))
 
         _what = d.pop("what", UNSET)
         what: ExportInWhat | Unset

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
+from ..models.model_in_backend import ModelInBackend
 from ..models.model_in_preset_type_0 import ModelInPresetType0
 from ..types import UNSET, Unset
 
@@ -20,21 +21,21 @@ T = TypeVar("T", bound="ModelIn")
 class ModelIn:
     """
     Attributes:
-        backend (str): generic_bot, gold, hf_local, openai_http, retrieval, …
+        backend (ModelInBackend):
         config (ModelInConfig | Unset): The backend's options, checked by building it.
         decoding (ModelInDecoding | Unset): e.g. {"strategy": "sample", "top_p": 0.9}.
         preset (ModelInPresetType0 | None | Unset): A decoding preset; decoding keys override its values.
         notes (str | Unset):  Default: ''.
     """
 
-    backend: str
+    backend: ModelInBackend
     config: ModelInConfig | Unset = UNSET
     decoding: ModelInDecoding | Unset = UNSET
     preset: ModelInPresetType0 | None | Unset = UNSET
     notes: str | Unset = ""
 
     def to_dict(self) -> dict[str, Any]:
-        backend = self.backend
+        backend = self.backend.value
 
         config: dict[str, Any] | Unset = UNSET
         if not isinstance(self.config, Unset):
@@ -78,7 +79,7 @@ class ModelIn:
         from ..models.model_in_decoding import ModelInDecoding  # noqa: PLC0415
 
         d = dict(src_dict)
-        backend = d.pop("backend")
+        backend = ModelInBackend(d.pop("backend"))
 
         _config = d.pop("config", UNSET)
         config: ModelInConfig | Unset

@@ -7,6 +7,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.dataset_export_format import DatasetExportFormat
 from ...models.error_out import ErrorOut
 from ...types import UNSET, File, Response
 
@@ -14,12 +15,13 @@ from ...types import UNSET, File, Response
 def _get_kwargs(
     name: str,
     *,
-    format_: str,
+    format_: DatasetExportFormat,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
 
-    params["format"] = format_
+    json_format_ = format_.value
+    params["format"] = json_format_
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -94,7 +96,7 @@ def sync_detailed(
     name: str,
     *,
     client: AuthenticatedClient,
-    format_: str,
+    format_: DatasetExportFormat,
 ) -> Response[ErrorOut | File]:
     """Dataset Export
 
@@ -103,7 +105,7 @@ def sync_detailed(
 
     Args:
         name (str): The data set's name. Example: dialogues-1.
-        format_ (str): csv, jsonl, parquet or parlai.
+        format_ (DatasetExportFormat):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -129,7 +131,7 @@ def sync(
     name: str,
     *,
     client: AuthenticatedClient,
-    format_: str,
+    format_: DatasetExportFormat,
 ) -> ErrorOut | File | None:
     """Dataset Export
 
@@ -138,7 +140,7 @@ def sync(
 
     Args:
         name (str): The data set's name. Example: dialogues-1.
-        format_ (str): csv, jsonl, parquet or parlai.
+        format_ (DatasetExportFormat):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -159,7 +161,7 @@ async def asyncio_detailed(
     name: str,
     *,
     client: AuthenticatedClient,
-    format_: str,
+    format_: DatasetExportFormat,
 ) -> Response[ErrorOut | File]:
     """Dataset Export
 
@@ -168,7 +170,7 @@ async def asyncio_detailed(
 
     Args:
         name (str): The data set's name. Example: dialogues-1.
-        format_ (str): csv, jsonl, parquet or parlai.
+        format_ (DatasetExportFormat):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -192,7 +194,7 @@ async def asyncio(
     name: str,
     *,
     client: AuthenticatedClient,
-    format_: str,
+    format_: DatasetExportFormat,
 ) -> ErrorOut | File | None:
     """Dataset Export
 
@@ -201,7 +203,7 @@ async def asyncio(
 
     Args:
         name (str): The data set's name. Example: dialogues-1.
-        format_ (str): csv, jsonl, parquet or parlai.
+        format_ (DatasetExportFormat):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -1,0 +1,11 @@
+from enum import StrEnum
+
+
+class DatasetExportFormat(StrEnum):
+    CSV = "csv"
+    JSONL = "jsonl"
+    PARLAI = "parlai"
+    PARQUET = "parquet"
+
+    def __str__(self) -> str:
+        return str(self.value)

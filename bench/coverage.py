@@ -8,8 +8,9 @@ interval covers the true value, with its Monte-Carlo standard error. Target: eve
 interval covers 93-97%; a default interval outside that band is marked, and the exit status
 is 1 when an exact binomial test says it is outside beyond Monte-Carlo error. The true values
 are computed from the generating model (exactly by Gauss-Hermite quadrature, or from one very
-large simulated study for Fleiss' kappa). The default 100 studies take about 40 s; 1000 (the
-table in docs/statistics.md) about 6 minutes of CPU.
+large simulated study for Fleiss' kappa). Issue #33's worker pools (kappa, alpha, % agreement,
+interactive SSA) are ``coverage_raters``'s designs, whose docstring states their truths. The
+default 100 studies take about 2 minutes of CPU (5 wall on a shared machine); 1000 ten times.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from scipy import stats
 from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import coverage_raters  # noqa: E402
 
 from evalstats import agreement, cluster_bootstrap, options, ranking, style, uncertainty  # noqa: E402
 
@@ -433,7 +436,7 @@ def suite() -> list[tuple[str, Callable[[np.random.Generator, int], Iterator[Res
     designs.append(("BT unequal, 30 workers, taste sd 0.6", tastes))
     designs.append(("Arena neutral, 8 models, 600 convs", partial(arena_studies, gamma=0.0)))
     designs.append(("Arena length-biased, 8 models", partial(arena_studies, gamma=1.0)))
-    return designs
+    return designs + coverage_raters.designs()  # issue #33: worker pools
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,7 @@ whole with its counts (Davison & Hinkley, 1997, section 3.8; docs/statistics.md,
 - ``cluster_ratio_ci``: a share of turns (interactive SSA) by a bootstrap over conversations.
 - ``cluster_bootstrap_means``: several such shares resampled jointly (SSA = their mean).
 - ``fleiss_kappa_cluster_ci``: Fleiss' kappa by a bootstrap over dialogues (EmotionLines).
+- ``chat_clusters``: conversations or workers, whichever the design makes the cluster.
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ import pandas as pd
 
 from evalstats.agreement.bootstrap import _compress, _percentile, _resampled_sums
 from evalstats.agreement.kappa import _fleiss_from_sums, _fleiss_table
+from evalstats.options import report_options
 from evalstats.uncertainty import Interval
 
 CLUSTER = "bootstrap over conversations"
+WORKERS = "bootstrap over workers (their conversations whole)"
+# Conversations per worker above which workers, not conversations, are the resampled clusters.
+REPEAT_RULE = 1.5
 DIALOGUES = "bootstrap over dialogues"
 
 
@@ -78,6 +83,27 @@ def cluster_bootstrap_means(
     draws = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot)
     with np.errstate(divide="ignore", invalid="ignore"):
         return (draws @ sums) / (draws @ counts)
+
+
+def chat_clusters(
+    chats: np.ndarray, workers: np.ndarray | None, interval: str | None = None
+) -> tuple[np.ndarray, str]:
+    """Return each turn's resampled cluster and the interval's name: its worker when workers
+    hold more than ``REPEAT_RULE`` conversations each on average, else its conversation.
+
+    A conversation has one worker, so conversations are nested in workers: the two-way
+    (conversations x workers) bootstrap then reduces to drawing workers with all their
+    conversations (Field & Welsh, 2007; drawing the conversations again as well would count
+    their variance twice). ``interval`` (None: the report options') "units" keeps the
+    conversations, "two-way" always takes the workers.
+    """
+    choice = report_options().interval if interval is None else interval
+    if workers is None or choice == "units" or pd.isna(workers).any():
+        return chats, CLUSTER
+    per_worker = pd.Series(chats).groupby(workers).nunique().mean()
+    if choice == "two-way" or per_worker > REPEAT_RULE:
+        return np.asarray(workers, dtype=object), WORKERS
+    return chats, CLUSTER
 
 
 def _fleiss_varying(sum_sq: np.ndarray, cat: np.ndarray, units: np.ndarray, n: float) -> np.ndarray:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evalstats import aggregation, agreement, cluster_bootstrap, figures
+from evalstats.agreement import twoway
 from evalstats.options import ReportOptions, report_options
 
 NON_NEUTRAL = aggregation.NON_NEUTRAL
@@ -44,6 +45,20 @@ def utterance_votes(
     table.insert(2, "source", table["item"].map(sources).fillna(""))
     table.columns.name = None
     return table[columns]
+
+
+def utterance_judgments(judgments: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """Return one row per vote: ``item`` (the dialogue), ``utterance``, ``rater``, ``value``.
+
+    What the two-way interval of ``kappa_by_source`` resamples (dialogues x workers); votes
+    outside ``labels`` are left out, as in ``utterance_votes``.
+    """
+    columns = ["item", "utterance", "rater", "value"]
+    if judgments.empty:
+        return pd.DataFrame(columns=columns)
+    j = judgments[judgments["question"].astype(str).str.fullmatch(r"u\d{1,3}")]
+    j = j[j["value"].isin(list(labels))]
+    return j.assign(utterance=j["question"].str[1:].astype(int))[columns]
 
 
 def gold_labels(
@@ -90,14 +105,21 @@ def label_distribution(
 
 
 def kappa_by_source(
-    counts: pd.DataFrame, labels: Sequence[str], *, n_boot: int = 1000
+    counts: pd.DataFrame,
+    labels: Sequence[str],
+    *,
+    n_boot: int = 1000,
+    votes: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Return Fleiss' kappa per source (and overall) with a bootstrap 95% CI over dialogues.
+    """Return Fleiss' kappa per source (and overall) with a bootstrap 95% CI.
 
     Fleiss' kappa needs the same number of raters on every utterance: each source uses the
     utterances with its most common number of votes, and says how many it left out. The
     utterances of a dialogue (an item) share its context and its workers, so the bootstrap
-    draws whole dialogues (``cluster_bootstrap.fleiss_kappa_cluster_ci``).
+    draws whole dialogues (``cluster_bootstrap.fleiss_kappa_cluster_ci``); with the
+    ``votes`` (``utterance_judgments``) and workers who label several dialogues, it draws
+    dialogues and workers independently (the pigeonhole bootstrap, ``agreement.twoway``),
+    unless the report options' ``interval`` is "units".
     """
     columns = ["source", "utterances", "raters", "kappa", "ci_low", "ci_high", "ci_method"]
     columns.append("note")
@@ -121,7 +143,9 @@ def kappa_by_source(
                 estimate = agreement.Estimate(np.nan, np.nan, np.nan)
                 note = "fewer than two votes per utterance"
             else:
-                estimate, method = _kappa_interval(used, labels, n_boot=n_boot, options=options)
+                estimate, method = _kappa_interval(
+                    used, labels, n_boot=n_boot, options=options, votes=votes
+                )
         if caught:
             note = str(caught[-1].message)
         rows.append(
@@ -140,14 +164,31 @@ def kappa_by_source(
 
 
 def _kappa_interval(
-    used: pd.DataFrame, labels: Sequence[str], *, n_boot: int, options: ReportOptions
+    used: pd.DataFrame,
+    labels: Sequence[str],
+    *,
+    n_boot: int,
+    options: ReportOptions,
+    votes: pd.DataFrame | None = None,
 ) -> tuple[agreement.Estimate, str]:
     """Return Fleiss' kappa of the utterances' votes with its bootstrap interval, and the
-    bootstrap's name ("" without one): over dialogues by design, else over utterances."""
+    bootstrap's name ("" without one): over dialogues x workers when workers repeat, over
+    dialogues by design, else over utterances."""
     table = used[list(labels)].to_numpy()
     estimate = agreement.Estimate(agreement.fleiss_kappa(table), np.nan, np.nan)
     if not n_boot or np.isnan(estimate.value):
         return estimate, ""
+    cells = _kappa_cells(used, votes, options)
+    if cells is not None:
+        two = agreement.two_way_interval(
+            cells,
+            twoway.fleiss_statistic,
+            estimate.value,
+            n_boot=n_boot,
+            ci=options.level,
+            seed=options.seed,
+        )
+        return estimate._replace(low=two.low, high=two.high), KAPPA_TWO_WAY
     # Without dialogues (an item column), each utterance is its own cluster.
     by_dialogue = "item" in used and options.method == "design"
     dialogues = used["item"] if by_dialogue else pd.Series(range(len(used)))
@@ -156,6 +197,31 @@ def _kappa_interval(
     )
     method = cluster_bootstrap.DIALOGUES if by_dialogue else "bootstrap over utterances"
     return estimate._replace(low=ci.low, high=ci.high), method
+
+
+KAPPA_TWO_WAY = "two-way bootstrap, dialogues × workers (pigeonhole, corrected)"
+
+
+def _kappa_cells(
+    used: pd.DataFrame, votes: pd.DataFrame | None, options: ReportOptions
+) -> twoway.Cells | None:
+    """Return the used utterances' votes coded for the two-way bootstrap (units: utterances,
+    clusters: dialogues), or None when the design or the options call for the one-way."""
+    if votes is None or votes.empty or options.method != "design":
+        return None
+    if "utterance" not in used:  # one labelled utterance per item (EmoContext)
+        used, votes = used.assign(utterance=0), votes.assign(utterance=0)
+    keep = pd.MultiIndex.from_frame(used[["item", "utterance"]])
+    part = votes[pd.MultiIndex.from_frame(votes[["item", "utterance"]]).isin(keep)]
+    if not twoway.two_way_chosen(
+        part["item"].to_numpy(), part["rater"].to_numpy(), options.interval
+    ):
+        return None
+    unit = part["item"].astype(str) + "\x1f" + part["utterance"].astype(str)
+    long = pd.DataFrame(
+        {"item": unit, "rater": part["rater"], "value": part["value"], "cluster": part["item"]}
+    )
+    return twoway.cells_code(long, "nominal", cluster="cluster")
 
 
 def distribution_figure(

@@ -16,6 +16,10 @@ from typing import Literal
 from evalstats.aggregation import AGGREGATES, Aggregate
 
 METHODS = ("design", "independent")
+# How agreement statistics and rates treat the raters (``agreement.twoway``): "auto" takes the
+# two-way (units x raters) bootstrap when raters repeat across units, "two-way" always,
+# "units" never (the one-way bootstrap over units, the intervals before issue #33).
+INTERVALS = ("auto", "two-way", "units")
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,9 @@ class ReportOptions:
     study's design) or "independent" (every judgment taken as independent, as the published
     papers did: for comparison only). ``aggregate`` names how the label protocols pick an
     item's label: "majority" (the default), "ds" (Dawid–Skene) or "mace"
-    (``aggregation.labels_aggregate``).
+    (``aggregation.labels_aggregate``). ``interval`` says whether the agreement statistics
+    and rates resample raters too: "auto" (the default: the two-way bootstrap over units and
+    raters when raters repeat across units, else over units), "two-way" or "units".
     """
 
     n_boot: int | None = None
@@ -35,6 +41,7 @@ class ReportOptions:
     level: float = 0.95
     method: Literal["design", "independent"] = "design"
     aggregate: Aggregate = "majority"
+    interval: Literal["auto", "two-way", "units"] = "auto"
 
 
 # A frozen dataclass: the default is immutable, so sharing it is safe.
@@ -59,6 +66,8 @@ def report_options_set(**changes: object) -> Iterator[ReportOptions]:
         raise ValueError(
             f"aggregate must be one of {', '.join(AGGREGATES)}, got {options.aggregate!r}"
         )
+    if options.interval not in INTERVALS:
+        raise ValueError(f"interval must be one of {INTERVALS}, got {options.interval!r}")
     if not 0.0 < options.level < 1.0:
         raise ValueError(f"the level must lie strictly between 0 and 1, got {options.level}")
     if options.n_boot is not None and options.n_boot < 1:

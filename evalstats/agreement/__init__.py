@@ -13,6 +13,7 @@ instead of crashing, and nothing is NaN without a message.
 
 Modules: ``coding`` (input layouts, per-item counts), ``alpha`` (Krippendorff's alpha, percent
 agreement), ``kappa`` (Fleiss, Cohen), ``bootstrap`` (percentile intervals over items),
+``twoway`` (the pigeonhole bootstrap over items x raters, the default when raters repeat),
 ``limits`` (the sizes at which dense arrays give way to sparse ones).
 """
 
@@ -36,8 +37,11 @@ from evalstats.agreement.bootstrap import (
     _resampled_sums,
     bootstrap_ci,
     fleiss_kappa_ci,
+    interval_method,
     krippendorff_alpha_ci,
+    long_ratings,
     percent_agreement_ci,
+    two_way_interval,
 )
 from evalstats.agreement.coding import (
     COLUMNS,
@@ -63,11 +67,14 @@ __all__ = [
     "coincidence_matrix",
     "fleiss_kappa",
     "fleiss_kappa_ci",
+    "interval_method",
     "krippendorff_alpha",
     "krippendorff_alpha_ci",
     "limits",
+    "long_ratings",
     "percent_agreement",
     "percent_agreement_ci",
+    "two_way_interval",
     # Internals used by ranking.py (the pattern bootstrap) and by the tests.
     "_Coded",
     "_alpha_features",

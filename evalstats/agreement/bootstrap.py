@@ -1,8 +1,10 @@
-"""Percentile bootstrap intervals over resampled items, fast where the statistic allows it.
+"""Percentile bootstrap intervals over resampled items (and raters), fast where it can be.
 
 A resample of items is drawn as multiplicities of item "patterns" (items with equal additive
 features are interchangeable), and the statistic of a whole chunk of resamples is one matrix
-product of multiplicities and features (docs/statistics.md, "Fast path").
+product of multiplicities and features (docs/statistics.md, "Fast path"). When raters repeat
+across items, ``krippendorff_alpha_ci`` and ``percent_agreement_ci`` resample the raters too
+by default (``twoway``, the pigeonhole bootstrap; ``interval`` names the choice).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
+from scipy import sparse, stats
 
-from evalstats.agreement import limits
+from evalstats.agreement import limits, twoway
 from evalstats.agreement.alpha import (
     _metric,
     _pair_agreement,
@@ -31,6 +33,7 @@ from evalstats.agreement.coding import (
     _encode,
 )
 from evalstats.agreement.kappa import _fleiss_from_sums, _fleiss_table, fleiss_kappa
+from evalstats.options import report_options
 
 
 def _percentile(stats: np.ndarray, value: float, ci: float) -> Estimate:
@@ -221,12 +224,24 @@ def krippendorff_alpha_ci(
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int | None = 0,
+    interval: str | None = None,
 ) -> Estimate:
-    """Return Krippendorff's alpha with a percentile bootstrap CI over resampled items."""
+    """Return Krippendorff's alpha with a percentile bootstrap CI.
+
+    ``interval`` (None: the report options'): "auto" resamples items and raters (the
+    pigeonhole bootstrap, ``twoway``) when raters repeat across items, else items; "two-way"
+    or "units" force one. ``interval_method`` names the one taken.
+    """
     _check_boot(n_boot, ci)
     value = krippendorff_alpha(data, level)
     if np.isnan(value):
         return Estimate(value, float("nan"), float("nan"))
+    cells = _two_way_cells(data, level, interval)
+    if cells is not None and (
+        level in ("nominal", "interval") or len(cells.values) <= twoway.MAX_VALUES
+    ):
+        stat = twoway.alpha_statistic(level, cells.values)
+        return _two_way(cells, stat, value, n_boot, ci, seed)
     prepared = _alpha_features(_encode(data, level), level)
     if prepared is None:  # many distinct values: fall back to recomputing per resample
         layout = 0 if isinstance(data, pd.DataFrame) else 1
@@ -264,15 +279,88 @@ def fleiss_kappa_ci(
 
 
 def percent_agreement_ci(
-    data: Ratings, *, n_boot: int = 1000, ci: float = 0.95, seed: int | None = 0
+    data: Ratings,
+    *,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int | None = 0,
+    interval: str | None = None,
 ) -> Estimate:
-    """Return pairwise percent agreement with a percentile bootstrap CI over resampled items."""
+    """Return pairwise percent agreement with a percentile bootstrap CI: over items and
+    raters (pigeonhole) or over items, by ``interval`` as in ``krippendorff_alpha_ci``."""
     _check_boot(n_boot, ci)
     value = percent_agreement(data)
     if np.isnan(value):
         return Estimate(value, float("nan"), float("nan"))
+    cells = _two_way_cells(data, "nominal", interval)
+    if cells is not None:
+        return _two_way(cells, twoway.percent_statistic, value, n_boot, ci, seed)
     c = _encode(data, "nominal")
     features = np.zeros((c.n_items, 2))
     features[c.item_of_unit] = np.column_stack([_pair_agreement(c), np.ones(c.n_units)])
     prepared = (*_compress(features), lambda s: s[:, 0] / s[:, 1])
     return _feature_bootstrap(prepared, value, n_boot, ci, seed)
+
+
+def long_ratings(data: Ratings) -> pd.DataFrame:
+    """Return ratings as a long DataFrame (``item``, ``rater``, ``value``), present values."""
+    if isinstance(data, pd.DataFrame):
+        return data
+    arr = np.asarray(data)
+    if arr.ndim != 2:
+        raise ValueError(f"expected a raters x items array, got {arr.ndim} dimension(s)")
+    rater, item = np.indices(arr.shape)
+    flat = arr.ravel()
+    present = ~pd.isna(flat)
+    if flat.dtype.kind in "US":
+        present &= flat != flat.dtype.type("nan")
+    return pd.DataFrame(
+        {"item": item.ravel()[present], "rater": rater.ravel()[present], "value": flat[present]}
+    )
+
+
+def interval_method(data: Ratings, interval: str | None = None) -> str:
+    """Return the name of the interval ``krippendorff_alpha_ci`` and ``percent_agreement_ci``
+    give ``data`` with ``interval`` (None: the report options'): what a report prints."""
+    long = long_ratings(data)
+    choice = report_options().interval if interval is None else interval
+    if twoway.two_way_chosen(long["item"].to_numpy(), long["rater"].to_numpy(), choice):
+        return twoway.TWO_WAY
+    return twoway.UNITS
+
+
+def _two_way_cells(data: Ratings, level: str, interval: str | None) -> twoway.Cells | None:
+    """Return the coded judgments when ``interval`` chooses the two-way bootstrap, else None."""
+    if interval_method(data, interval) != twoway.TWO_WAY:
+        return None
+    return twoway.cells_code(long_ratings(data), level)
+
+
+def _two_way(
+    cells: twoway.Cells,
+    stat: twoway.Statistic,
+    value: float,
+    n_boot: int,
+    ci: float,
+    seed: int | None,
+) -> Estimate:
+    return two_way_interval(cells, stat, value, n_boot=n_boot, ci=ci, seed=seed)
+
+
+def two_way_interval(
+    cells: twoway.Cells,
+    stat: twoway.Statistic,
+    value: float,
+    *,
+    n_boot: int,
+    ci: float,
+    seed: int | None,
+) -> Estimate:
+    """Return ``value`` with the two-way interval: value -/+ t sd, variance and degrees of
+    freedom ``twoway.corrected_variance``'s; resamples whose statistic is undefined are left
+    out with a warning, as in the one-way bootstrap."""
+    two = twoway.corrected_variance(cells, stat, n_boot=n_boot, seed=seed)
+    if not np.isfinite(_percentile(two.draws, value, ci).low):
+        return Estimate(value, float("nan"), float("nan"))
+    half = float(stats.t.ppf(0.5 + ci / 2.0, two.df)) * np.sqrt(two.variance)
+    return Estimate(value, value - half, value + half)

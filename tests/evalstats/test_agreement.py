@@ -428,7 +428,7 @@ def test_alpha_of_a_resample_from_feature_sums_equals_recomputing_it(
 @pytest.mark.parametrize("level", ["nominal", "interval"])
 def test_fast_alpha_ci_agrees_with_resampling_items_by_brute_force(level: str) -> None:
     data = _synthetic(150)
-    fast = krippendorff_alpha_ci(data, level, n_boot=2000, seed=3)
+    fast = krippendorff_alpha_ci(data, level, n_boot=2000, seed=3, interval="units")
     slow = bootstrap_ci(
         lambda d: krippendorff_alpha(d, level), data, n_boot=2000, seed=4, item_axis=1
     )
@@ -439,8 +439,9 @@ def test_fast_alpha_ci_agrees_with_resampling_items_by_brute_force(level: str) -
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_alpha_ci_brackets_the_estimate_and_narrows_with_more_items(level: str) -> None:
-    small = krippendorff_alpha_ci(_synthetic(60), level, n_boot=500)
-    large = krippendorff_alpha_ci(_synthetic(2000), level, n_boot=500)
+    # The bootstrap over items: the raters' share of the two-way interval does not shrink.
+    small = krippendorff_alpha_ci(_synthetic(60), level, n_boot=500, interval="units")
+    large = krippendorff_alpha_ci(_synthetic(2000), level, n_boot=500, interval="units")
     for estimate in (small, large):
         assert estimate.low < estimate.value < estimate.high
     assert large.high - large.low < (small.high - small.low) / 2
@@ -465,7 +466,7 @@ def test_alpha_ci_falls_back_to_recomputation_when_features_do_not_fit(
     data = _synthetic(40)
     monkeypatch.setattr(agreement.limits, "DENSE_CELLS", 1)  # sparse counts: no feature path
     assert agreement._alpha_features(agreement._encode(data, "ratio"), "ratio") is None
-    fallback = krippendorff_alpha_ci(data, "ratio", n_boot=300, seed=2)
+    fallback = krippendorff_alpha_ci(data, "ratio", n_boot=300, seed=2, interval="units")
     slow = bootstrap_ci(
         lambda d: krippendorff_alpha(d, "ratio"), data, n_boot=300, seed=2, item_axis=1
     )

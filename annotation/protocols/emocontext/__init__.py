@@ -157,7 +157,7 @@ class EmoContextProtocol(DialogueItems, GoldChecks, Simulated, Judged):
         )
         counts = _counts(judgments, labels)
         report.tables["agreement"] = kappa_by_source(
-            counts.assign(source=""), labels, n_boot=parameters["n_boot"]
+            counts.assign(source=""), labels, n_boot=parameters["n_boot"], votes=votes
         ).replace({"source": {"(none)": "all"}})
         report.tables["gold"] = gold.rename_axis("item").reset_index().assign(method=method)
         if raters is not None:
@@ -165,7 +165,8 @@ class EmoContextProtocol(DialogueItems, GoldChecks, Simulated, Judged):
         report.notes.append(
             f"Each item's label: {method or 'majority vote'}; "
             f"{tied} item(s) without a single best label have none. Fleiss' kappa over items "
-            "with the usual number of judges; 95% CI by a bootstrap over items."
+            "with the usual number of judges; 95% CI (ci_method) by a bootstrap over items, and "
+            "over workers too when they judge several items (the pigeonhole bootstrap)."
         )
         if n_items:
             report.figures["distribution"] = distribution_figure(

@@ -50,6 +50,7 @@ from evalstats.emotion_labels import (
     gold_labels,
     kappa_by_source,
     label_distribution,
+    utterance_judgments,
     utterance_votes,
 )
 from evalstats.planner import KappaDesign
@@ -313,15 +314,21 @@ class EmotionLinesProtocol(DialogueItems, GoldChecks, Simulated, Judged, Planned
         report.tables["distribution"] = label_distribution(
             gold, labels, fallback=parameters["fallback_label"]
         )
-        report.tables["agreement"] = kappa_by_source(counts, labels, n_boot=parameters["n_boot"])
+        report.tables["agreement"] = kappa_by_source(
+            counts,
+            labels,
+            n_boot=parameters["n_boot"],
+            votes=utterance_judgments(judgments, labels),
+        )
         threshold = parameters["vote_threshold"]
         need = f"at least {threshold}" if threshold else "an absolute majority (more than half)"
         report.notes.append(
             f"An utterance's label is the one with {need} of its votes, otherwise "
             f"{parameters['fallback_label']} (EmotionLines' rule as its data "
             "applies it). Fleiss' kappa per source over utterances with the usual number of "
-            "votes; 95% CI by a bootstrap over dialogues (a dialogue's utterances share its "
-            "context and workers)."
+            "votes; 95% CI (ci_method) by a bootstrap over dialogues (a dialogue's utterances "
+            "share its context and workers), and over workers too when they label several "
+            "dialogues (the pigeonhole bootstrap, docs/statistics.md)."
         )
         if not report.tables["distribution"].empty:
             report.figures["distribution"] = distribution_figure(

@@ -292,6 +292,7 @@ def ssa_scores(
     seed: int = 0,
     judgments: pd.DataFrame | None = None,
     conversations: pd.Series | None = None,
+    workers: pd.Series | None = None,
     level: float | None = None,
 ) -> pd.DataFrame:
     """Return per model: responses, sensibleness, specificity and SSA in % with 95% CIs.
@@ -300,7 +301,9 @@ def ssa_scores(
     (static SSA, several workers per response from one pool) the crossed items x raters
     interval, the workers' leniency estimated from every model's votes; with each item's
     conversation (``conversations``, interactive SSA: one worker labels a chat's turns) a
-    bootstrap over conversations; otherwise a bootstrap over the model's responses. The
+    bootstrap over conversations, or over workers whole when the items' ``workers`` hold
+    several chats (``cluster_bootstrap.chat_clusters``); otherwise a bootstrap over the
+    model's responses. The
     report options set the level (unless given), the resamples and the seed; their method
     "independent" uses the bootstrap over responses (or turns) in every case.
     """
@@ -329,11 +332,8 @@ def ssa_scores(
             bounds, row["ci_method"] = crossed(part), uncertainty.CROSSED_WILSON
         elif conversations is not None and n_boot:
             chats = conversations.reindex(part["item"]).fillna("").to_numpy()
-            shares = cluster_bootstrap.cluster_bootstrap_means(
-                np.column_stack([sens, spec]), chats, n_boot=n_boot, seed=seed
-            )
-            draws = np.column_stack([shares * 100, shares.mean(axis=1) * 100])
-            bounds, row["ci_method"] = _percentiles(draws, tail), cluster_bootstrap.CLUSTER
+            who = None if workers is None else workers.reindex(part["item"]).to_numpy()
+            bounds, row["ci_method"] = _chat_bounds(sens, spec, chats, who, n_boot, seed, tail)
         elif n_boot:
             idx = rng.integers(0, len(part), (n_boot, len(part)))
             bounds = _percentiles(_ssa_triple(sens[idx], spec[idx]), tail)
@@ -345,6 +345,25 @@ def ssa_scores(
             row[f"{metric}_low"], row[f"{metric}_high"] = bounds[k]
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _chat_bounds(
+    sens: np.ndarray,
+    spec: np.ndarray,
+    chats: np.ndarray,
+    workers: np.ndarray | None,
+    n_boot: int,
+    seed: int,
+    tail: float,
+) -> tuple[list[tuple[float, float]], str]:
+    """Return the three shares' bounds by a bootstrap over conversations or, when workers
+    hold several chats, over workers (``cluster_bootstrap.chat_clusters``), and its name."""
+    clusters, method = cluster_bootstrap.chat_clusters(chats, workers)
+    shares = cluster_bootstrap.cluster_bootstrap_means(
+        np.column_stack([sens, spec]), clusters, n_boot=n_boot, seed=seed
+    )
+    draws = np.column_stack([shares * 100, shares.mean(axis=1) * 100])
+    return _percentiles(draws, tail), method
 
 
 def _percentiles(draws: np.ndarray, tail: float) -> list[tuple[float, float]]:
@@ -408,9 +427,10 @@ def _ssa_triple(sens: np.ndarray, spec: np.ndarray) -> np.ndarray:
 
 
 def ssa_agreement(judgments: pd.DataFrame, *, n_boot: int = 1000) -> pd.DataFrame:
-    """Return per question the % agreement and Krippendorff's alpha, each with a 95% CI."""
+    """Return per question the % agreement and Krippendorff's alpha, each with a 95% CI
+    (``ci_method``: over items and workers when workers repeat, else over items)."""
     columns = ["question", "items", "agreement_pct", "pct_low", "pct_high", "alpha", "ci_low"]
-    columns += ["ci_high", "note"]
+    columns += ["ci_high", "ci_method", "note"]
     if judgments.empty:
         return pd.DataFrame(columns=columns)
     data = judgments[judgments["question"].isin(QUESTIONS)].rename(columns={"question": "group"})
@@ -432,6 +452,7 @@ def ssa_agreement(judgments: pd.DataFrame, *, n_boot: int = 1000) -> pd.DataFram
                 "alpha": a["alpha"] if a is not None else np.nan,
                 "ci_low": a["ci_low"] if a is not None else np.nan,
                 "ci_high": a["ci_high"] if a is not None else np.nan,
+                "ci_method": agreement.interval_method(long) if len(long) else "",
                 "note": a["note"] if a is not None else "no judgments",
             }
         )

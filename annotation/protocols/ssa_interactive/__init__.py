@@ -204,7 +204,10 @@ class InteractiveSSAProtocol(LiveChat, Simulated, Planned):
         report = Report(title="Interactive sensibleness and specificity (SSA) per model")
         labels = ssa_labels(items, judgments)
         chats = items.set_index("item")["payload"].map(lambda p: p.get("example") or "")
-        scores = ssa_scores(labels, n_boot=int(parameters["n_boot"]), conversations=chats)
+        workers = judgments.groupby("item")["rater"].first() if len(judgments) else None
+        scores = ssa_scores(
+            labels, n_boot=int(parameters["n_boot"]), conversations=chats, workers=workers
+        )
         report.tables["scores"] = scores
         opened_by = parameters["opened_by"]
         report.notes.append(
@@ -214,8 +217,9 @@ class InteractiveSSAProtocol(LiveChat, Simulated, Planned):
         report.notes.append(
             "Each bot turn is labeled by the worker who chatted with the bot (a bot's opener "
             "is not labeled); not sensible counts as not specific. "
-            "SSA is the average of sensibleness and specificity; 95% CIs are a bootstrap "
-            "over conversations (a chat's turns share the chat and its worker). Target: "
+            "SSA is the average of sensibleness and specificity; 95% CIs (ci_method) are a "
+            "bootstrap over conversations (a chat's turns share the chat and its worker), or "
+            "over workers with all their conversations when workers hold several chats. Target: "
             f"{parameters['conversations_per_model']} conversations per model."
         )
         if not scores.empty:

@@ -175,23 +175,65 @@ def dawid_skene(
     return _posterior_labels(model.probas_), accuracy
 
 
+def _canonical_order(data: pd.DataFrame) -> pd.DataFrame:
+    """Sort ``task``/``worker``/``label`` rows into an order of their content alone.
+
+    Items go by their text; workers by what they answered (their sorted item and label
+    pairs), their names only breaking ties between workers who answered alike, whom the model
+    cannot tell apart. The same judgments in any row order, with the workers under any names
+    (the import pipeline's pseudonyms), come out in the same order.
+    """
+    data = data.reset_index(drop=True)
+    text = pd.DataFrame({"t": data["task"].astype(str), "l": data["label"].astype(str)})
+    text["pair"] = text["t"] + "\x1f" + text["l"]
+    text["w"] = data["worker"]
+    answered = text.sort_values(["t", "l"]).groupby("w", sort=False)["pair"].agg("\x1e".join)
+    names = answered.index.astype(str).to_numpy()
+    rank = np.argsort(np.lexsort((names, answered.to_numpy().astype(str))))
+    keys = pd.DataFrame({"t": text["t"], "r": data["worker"].map(pd.Series(rank, answered.index))})
+    return data.iloc[keys.sort_values(["t", "r"]).index.to_numpy()].reset_index(drop=True)
+
+
+def _mace_fit(
+    data: pd.DataFrame, *, n_restarts: int, n_iter: int, seed: int
+) -> tuple[pd.DataFrame, pd.Series]:
+    """Fit crowd-kit's MACE on ``data`` in canonical order, its ids replaced by numbers.
+
+    crowd-kit 1.4.2 numbers workers, labels and items by first appearance (its random start
+    is drawn per number) but reads the M-step's counts in sorted order of their names, so a
+    worker's counts could update another's parameters: the fit depended on row order and on
+    what the workers are called. Numbered by first appearance in the canonical order, the
+    two orders agree. Return the label probabilities (items x labels) and competence.
+    """
+    from crowdkit.aggregation import MACE
+
+    data = _canonical_order(data)
+    codes = {c: pd.factorize(data[c]) for c in ("task", "worker", "label")}
+    numbered = pd.DataFrame({c: codes[c][0] for c in codes})
+    model = MACE(n_restarts=n_restarts, n_iter=n_iter, random_state=seed).fit(numbered)
+    if model.probas_ is None or model.spamming_ is None:  # only for empty data, excluded above
+        raise ValueError("there are no judgments to aggregate")
+    probas = model.probas_.sort_index().sort_index(axis=1)
+    probas.index = codes["task"][1][probas.index.to_numpy()]
+    probas.columns = codes["label"][1][probas.columns.to_numpy()]
+    workers = pd.Index(codes["worker"][1], name="rater")
+    return probas, pd.Series(model.spamming_[:, 1], index=workers, name="competence")
+
+
 def mace(
     judgments: pd.DataFrame, *, n_restarts: int = 10, n_iter: int = 50, seed: int = 0
 ) -> tuple[pd.Series, pd.Series]:
     """Fit MACE (Hovy et al. 2013) with crowd-kit; return labels per item and competence.
 
     A rater's competence is the posterior probability that they are not spamming, i.e. that
-    their answer copies the true label (MACE's theta).
+    their answer copies the true label (MACE's theta). The result depends neither on the
+    rows' order nor on the workers' names (``_mace_fit``).
     """
-    from crowdkit.aggregation import MACE
-
-    data = _crowdkit_frame(judgments)
     with _quiet_crowdkit():
-        model = MACE(n_restarts=n_restarts, n_iter=n_iter, random_state=seed).fit(data)
-    # crowd-kit indexes workers in order of first appearance (pd.factorize), column 1 = knowing.
-    _, workers = pd.factorize(data["worker"])
-    competence = pd.Series(model.spamming_[:, 1], index=pd.Index(workers, name="rater"))
-    return _posterior_labels(model.probas_), competence.rename("competence")
+        probas, competence = _mace_fit(
+            _crowdkit_frame(judgments), n_restarts=n_restarts, n_iter=n_iter, seed=seed
+        )
+    return _posterior_labels(probas), competence
 
 
 def rater_agreement(judgments: pd.DataFrame) -> pd.DataFrame:

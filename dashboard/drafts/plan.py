@@ -9,7 +9,7 @@ fill in everything the draft does not say (raters, their spreads, the reference'
   models but one;
 - A/B (``pairwise``): the items of the pair with the fewest, ``redundancy`` judgments each,
   the win rate's advantage over 50% at 80% power; with three models or more, the gap of
-  Bradley–Terry log-strength separated with 80% power (the planner's cheap sandwich);
+  Bradley–Terry log-strength separated with 80% power (searched on the simulated power);
 - interactive SSA: ``conversations_per_model`` chats of ``min_turns``-``max_turns``
   utterances, half of them labelled bot turns; it needs no items;
 - EmotionLines: the dialogues (items), their numbers of utterances, ``redundancy`` raters and
@@ -22,7 +22,6 @@ draft's state under its design, so the page simulates again only when the design
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,13 +37,7 @@ from evalstats.planner import (
     KappaDesign,
     LikertDesign,
     SSADesign,
-    ab_detectable,
-    ab_reachable,
-    bt_plan,
-    chat_plan,
-    kappa_plan,
-    likert_plan,
-    ssa_plan,
+    design_found,
 )
 
 # Few studies: the page must answer well under a second (about 10-15 ms a study at 100
@@ -52,19 +45,15 @@ from evalstats.planner import (
 # which 20 studies already pin down to a few percent.
 LIKERT_STUDIES = 20
 SSA_STUDIES = 10  # twice: planned at 0.05, then again at the difference found (as `plan`)
-AB_STUDIES = 10  # per plan of the search for the advantage (7 plans; about 10 ms a study)
-BT_STUDIES = 20  # the sandwich: about 2 ms a study
+AB_STUDIES = 10  # per plan of the search for the advantage (8 plans; about 10 ms a study)
+BT_STUDIES = 20  # per plan of the search on the simulated power (9 plans; about 2 ms a study)
 CHAT_STUDIES = 10  # twice, as SSA (about 20 ms a study with 300 resamples)
 KAPPA_STUDIES = 10  # about 10 ms a study of 150 dialogues with 300 resamples
 BOOT = 300  # resamples per simulated study (the report: 1000; the width changes little)
 SEED = 0
-LIKERT_DIFFERENCE = 0.3  # `plan likert`'s default difference (points on the 1-5 scale)
-SSA_DIFFERENCE = 0.05  # `plan ssa`'s default (a share)
-AB_DIFFERENCE = 0.1  # `plan ab`'s default (a win rate of 60%)
-BT_DIFFERENCE = 0.5  # `plan bt`'s default (log-strength)
 STATE_KEY = "plan"
 POWER_SLACK = 0.2  # 10 studies' power is ± 0.13 (one standard error at 80%)
-METHOD = 2  # kept plans of an older method are simulated again (2: A/B by ab_detectable)
+METHOD = 3  # kept plans of an older method are simulated again (3: A/B by simulated power)
 
 Design = LikertDesign | SSADesign | ABDesign | ChatDesign | KappaDesign
 
@@ -175,37 +164,26 @@ def draft_design(campaign: Campaign, models: dict[str, int]) -> tuple[Design | N
     return design, ""
 
 
-def _refined(plan: Callable[[float], Any], first: float) -> Any:
-    """Plan at ``first``, then once more at the difference found (a share's standard error
-    depends on its level), keeping the first when the second is impossible."""
-    result = plan(first)
-    try:
-        return plan(result.detectable)
-    except ValueError:  # the difference found would take the share past 1
-        return result
+# Simulated studies per design on the page (``design_found``; the command shown reproduces
+# them with the same --studies).
+STUDIES: dict[type, int] = {
+    LikertDesign: LIKERT_STUDIES,
+    SSADesign: SSA_STUDIES,
+    ABDesign: AB_STUDIES,
+    ChatDesign: CHAT_STUDIES,
+    KappaDesign: KAPPA_STUDIES,
+}
 
 
 def _simulate(design: Design) -> dict[str, Any]:
-    if isinstance(design, LikertDesign):
-        plan = likert_plan(design, LIKERT_DIFFERENCE, studies=LIKERT_STUDIES, seed=SEED)
-    elif isinstance(design, SSADesign):
-        plan = _refined(lambda d: ssa_plan(design, d, studies=SSA_STUDIES, seed=SEED), 0.05)
-    elif isinstance(design, ABDesign):
-        plan = ab_detectable(design, start=AB_DIFFERENCE, studies=AB_STUDIES, seed=SEED)
-        return {
-            "detectable": plan.detectable,
-            "width": plan.mean_width,
-            "studies": plan.studies,
-            "at": plan.difference,
-            "power": plan.power,
-            "reached": ab_reachable(plan),
-        }
-    elif isinstance(design, ChatDesign):
-        plan = _refined(lambda d: chat_plan(design, d, studies=CHAT_STUDIES, seed=SEED), 0.05)
-    else:
-        kappa = kappa_plan(design, studies=KAPPA_STUDIES, seed=SEED)
-        return {"detectable": kappa.detectable, "width": kappa.mean_width, "studies": kappa.studies}
-    return {"detectable": plan.detectable, "width": plan.mean_width, "studies": plan.studies}
+    found = design_found(design, studies=STUDIES[type(design)], seed=SEED)
+    return {
+        "detectable": found.detectable,
+        "width": found.width,
+        "studies": found.studies,
+        "power": found.power,
+        "reached": found.reached,
+    }
 
 
 def _bradley_terry(design: ABDesign, models: int) -> dict[str, Any]:
@@ -216,29 +194,40 @@ def _bradley_terry(design: ABDesign, models: int) -> dict[str, Any]:
         both=design.both,
         neither=design.neither,
     )
-    plan = bt_plan(bt, BT_DIFFERENCE, studies=BT_STUDIES, seed=SEED)
-    return {"models": models, "detectable": plan.detectable, "width": plan.mean_width}
+    found = design_found(bt, studies=BT_STUDIES, seed=SEED)
+    return {
+        "models": models,
+        "detectable": found.detectable,
+        "width": found.width,
+        "reached": found.reached,
+    }
 
 
 def _command(design: Design) -> str:
+    """Return the ``plan`` command that prints the page's numbers (same studies and seed;
+    more --studies make them more precise)."""
+    run = f" --studies {STUDIES[type(design)]} --seed {SEED}"
     if isinstance(design, LikertDesign):
         size = f"likert --items {design.items_per_model} --ratings {design.ratings_per_item}"
-        return f"python manage.py plan {size} --fresh --comparisons {design.comparisons}"
+        raters = "--fresh" if design.pool is None else f"--pool {design.pool}"
+        return f"python manage.py plan {size} {raters} --comparisons {design.comparisons}{run}"
     if isinstance(design, SSADesign):
         size = f"ssa --items {design.responses_per_model} --ratings {design.raters_per_response}"
         size += f" --pool {design.pool}"
-        return f"python manage.py plan {size} --comparisons {design.comparisons}"
-    if isinstance(design, ABDesign):  # the page's studies: the command prints its number
+        return f"python manage.py plan {size} --comparisons {design.comparisons}{run}"
+    if isinstance(design, ABDesign):
         size = f"ab --items {design.items} --ratings {design.judgments_per_item}"
-        return f"python manage.py plan {size} --pool {design.pool} --studies {AB_STUDIES}"
+        return f"python manage.py plan {size} --pool {design.pool}{run}"
     if isinstance(design, ChatDesign):
         return (
             f"python manage.py plan ssa_interactive --conversations "
-            f"{design.conversations_per_model} --turns {design.min_turns} {design.max_turns}"
+            f"{design.conversations_per_model} --turns {design.min_turns} {design.max_turns} "
+            f"--n-boot {design.n_boot}{run}"
         )
     return (
         f"python manage.py plan kappa --dialogues {design.dialogues} --utterances "
-        f"{design.min_utterances} {design.max_utterances} --ratings {design.raters}"
+        f"{design.min_utterances} {design.max_utterances} --ratings {design.raters} "
+        f"--n-boot {design.n_boot}{run}"
     )
 
 
@@ -323,6 +312,21 @@ def _words(design: Design, campaign: Campaign) -> dict[str, str]:
     }
 
 
+def _bt_words(bt: dict[str, Any]) -> str:
+    if not bt.get("reached", True):
+        return (
+            f"Bradley–Terry over the {bt['models']} models: this design is too small to tell "
+            f"two models' strengths apart with 80% power (not even a gap of "
+            f"{bt['detectable']:.1f} log-strength)"
+        )
+    return (
+        f"Bradley–Terry over the {bt['models']} models: two models' strengths are told "
+        f"apart with 80% power from a gap of {bt['detectable']:.2f} log-strength (95% "
+        f"interval width ±{bt['width'] / 2:.2f}; every pair judged as often as the "
+        "smallest)"
+    )
+
+
 def draft_plan(campaign: Campaign) -> DraftPlan:
     """Return the review step's plan of a draft, simulated once per design and then kept.
 
@@ -349,15 +353,7 @@ def draft_plan(campaign: Campaign) -> DraftPlan:
         draft_state_update(
             campaign=campaign, changes={STATE_KEY: {"design": key, "result": result}}
         )
-    also = []
-    if "bt" in result:
-        bt = result["bt"]
-        also.append(
-            f"Bradley–Terry over the {bt['models']} models: two models' strengths are told "
-            f"apart with 80% power from a gap of {bt['detectable']:.2f} log-strength (95% "
-            f"interval width ±{bt['width'] / 2:.2f}; every pair judged as often as the "
-            "smallest)"
-        )
+    also = [_bt_words(result["bt"])] if "bt" in result else []
     reference = campaign.parameters.get("reference_model") or ""
     shown = pair_models if isinstance(design, ABDesign) else [m for m in sorted(models) if m]
     if isinstance(design, KappaDesign):

@@ -8,11 +8,13 @@ model better than its reference, and the difference found with a given power
 (docs/statistics.md, "Planning a study").
 
 One module per protocol family: likert.py, ssa.py, pairs.py (A/B win rates, Bradley–Terry),
-chats.py (interactive SSA), kappa.py (EmotionLines); common.py holds the Plan.
+chats.py (interactive SSA), kappa.py (EmotionLines); common.py holds the Plan; found.py the
+one answer (``design_found``) that the wizard's review step and ``manage.py plan`` print.
 """
 
 from evalstats.planner.chats import ChatDesign, chat_difference, chat_labels, chat_plan
 from evalstats.planner.common import Plan
+from evalstats.planner.found import Found, design_found
 from evalstats.planner.kappa import EMOTION_SHARES, KappaDesign, KappaPlan, kappa_plan, kappa_votes
 from evalstats.planner.likert import LikertDesign, likert_components, likert_plan
 from evalstats.planner.pairs import (
@@ -36,6 +38,7 @@ __all__ = [
     "ABDesign",
     "BTDesign",
     "ChatDesign",
+    "Found",
     "KappaDesign",
     "KappaPlan",
     "LikertDesign",
@@ -52,6 +55,7 @@ __all__ = [
     "chat_difference",
     "chat_labels",
     "chat_plan",
+    "design_found",
     "kappa_plan",
     "kappa_votes",
     "likert_components",

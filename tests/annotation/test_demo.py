@@ -63,7 +63,7 @@ def test_demo_without_server_fills_the_campaigns_leaves_room_and_builds_dashboar
     )
     assert (tmp_path / "likert_likert.png").stat().st_size > 10_000
     assert (tmp_path / "likert_agreement.csv").exists()
-    assert "mean ± SEM" in out.getvalue()
+    assert "± 1 SEM, as in the paper; does not account for raters" in out.getvalue()
 
     # The A/B study: gold beats GenericBot clearly, and the ranking says so.
     pairs = pd.read_csv(tmp_path / "pairwise_pairs.csv").set_index(["model_a", "model_b"])

@@ -23,9 +23,9 @@ from dashboard.drafts.plan import (
 from evalstats.planner import (
     ABDesign,
     ChatDesign,
+    Found,
     KappaDesign,
     LikertDesign,
-    Plan,
     SSADesign,
     ab_detectable,
     chat_plan,
@@ -75,11 +75,12 @@ def shown(page: str, element: str) -> str:
 
 
 def test_a_likert_review_shows_the_difference_the_planner_finds_for_its_design(ada) -> None:
-    # Three models: the smallest has 12 items; two comparisons with the reference (Holm).
+    # Three models: the smallest has 12 items; two comparisons with the reference on each of
+    # the three aspects: Holm over six, as the report's (uncertainty.mean_comparisons).
     draft = with_items(start(ada, "likert", "ratings"), {"a": 12, "b": 14, "c": 15}, 3)
     page = review(ada, draft)
     direct = likert_plan(
-        LikertDesign(items_per_model=12, ratings_per_item=3, comparisons=2),
+        LikertDesign(items_per_model=12, ratings_per_item=3, comparisons=6),
         0.3,
         studies=LIKERT_STUDIES,
         seed=0,
@@ -88,8 +89,9 @@ def test_a_likert_review_shows_the_difference_the_planner_finds_for_its_design(a
     assert shown(page, "plan-width") == f"±{direct.mean_width / 2:.2f}"
     assert "points on the 1–5 scale" in page and "with 80% power" in page
     assert "noise sd 0.8" in page and "a fresh rater for every rating" in page
-    command = "python manage.py plan likert --items 12 --ratings 3 --fresh --comparisons 2"
-    assert shown(page, "plan-command") == command
+    command = "python manage.py plan likert --items 12 --ratings 3 --fresh --comparisons 6"
+    assert shown(page, "plan-command") == f"{command} --studies {LIKERT_STUDIES} --seed 0"
+    assert found_by(shown(page, "plan-command")) == f"{direct.detectable:.3g}"
     # Kept on the draft: a second view reads it back instead of simulating again.
     kept = draft_state(draft)["plan"]
     assert kept["result"]["detectable"] == pytest.approx(direct.detectable)
@@ -102,7 +104,10 @@ def test_a_changed_design_is_planned_again(ada) -> None:
     Campaign.objects.filter(pk=draft.pk).update(redundancy=5)
     again = shown(review(ada, draft), "plan-detectable")
     direct = likert_plan(
-        LikertDesign(items_per_model=10, ratings_per_item=5), 0.3, studies=LIKERT_STUDIES, seed=0
+        LikertDesign(items_per_model=10, ratings_per_item=5, comparisons=3),  # 3 aspects
+        0.3,
+        studies=LIKERT_STUDIES,
+        seed=0,
     )
     assert again == f"{direct.detectable:.2f}" and float(again) < float(first)
 
@@ -151,8 +156,8 @@ def test_an_ab_review_shows_the_win_rate_and_the_bradley_terry_gap(ada) -> None:
     assert shown(page, "plan-power") == f"(Simulated power at that advantage: {direct.power:.0%}.)"
     assert "a win rate advantage of" in page and "over a 50% win rate" in page
     assert "Bradley–Terry over the 3 models" in page
-    command = f"python manage.py plan ab --items 40 --ratings 3 --pool 20 --studies {AB_STUDIES}"
-    assert shown(page, "plan-command") == command
+    command = "python manage.py plan ab --items 40 --ratings 3 --pool 20"
+    assert shown(page, "plan-command") == f"{command} --studies {AB_STUDIES} --seed 0"
 
 
 def found_by(command: str) -> str:
@@ -163,27 +168,33 @@ def found_by(command: str) -> str:
     return line.split("power: ", 1)[1]
 
 
-@pytest.mark.parametrize("items", [4, 12])
+@pytest.mark.parametrize("items", [4, 6, 12])
 def test_a_small_ab_review_shows_the_advantage_its_command_prints(ada, items) -> None:
-    # Four items once showed "0.00": planned again at a 99% win rate, every simulated
-    # study's decisive judgments went to A, a standard error of 0. The page and the command
-    # now run the same search (planner.ab_detectable) and print the same number.
+    # Six contexts, three judgments each once showed "0.00" (a 99% win rate's studies had a
+    # standard error of 0), and then an advantage the studies found 28-40% of the time.
+    # The page and the command now run one search on the simulated power
+    # (planner.design_found) and print the same answer: an advantage found with 80% power,
+    # or plainly none.
     draft = pairs(start(ada, "pairwise", f"ab-{items}"), {("x", "y"): items}, 3)
     page = review(ada, draft)
     printed = found_by(shown(page, "plan-command"))
-    detectable = shown(page, "plan-detectable")
-    assert float(detectable) > 0.1
-    assert f"{float(printed.split()[0]):.2f}" == detectable
-    assert f"{detectable}" != "0.00"
-    # So few items are too few for the normal approximation: the page says so.
-    assert 'id="plan-short"' in page
+    design = ABDesign(items=items, judgments_per_item=3, pool=20)
+    direct = ab_detectable(design, studies=AB_STUDIES, seed=0)
+    if 'id="plan-detectable"' in page:
+        detectable = shown(page, "plan-detectable")
+        assert detectable != "0.00" and float(detectable) > 0.1
+        assert f"{float(printed.split()[0]):.2f}" == detectable
+        assert direct.power >= 0.8 and f"{direct.detectable:.2f}" == detectable
+    else:
+        assert "This design finds no win-rate advantage with 80% power" in page
+        assert printed.startswith("none: this design is too small") and direct.power < 0.8
 
 
 def test_an_ab_advantage_found_with_its_power_carries_no_warning(ada, monkeypatch) -> None:
     from dashboard.drafts import plan as draft_plan_module
 
-    found = Plan(0.12, 0.78, 0.13, 0.12, 0.8, 0.17, AB_STUDIES)
-    monkeypatch.setattr(draft_plan_module, "ab_detectable", lambda *a, **k: found)
+    found = Found(0.12, 0.17, AB_STUDIES, 0.8, power=0.8)
+    monkeypatch.setattr(draft_plan_module, "design_found", lambda *a, **k: found)
     page = review(ada, pairs(start(ada, "pairwise", "fine"), {("x", "y"): 100}, 3))
     assert shown(page, "plan-detectable") == "0.12"
     assert 'id="plan-short"' not in page
@@ -192,8 +203,8 @@ def test_an_ab_advantage_found_with_its_power_carries_no_warning(ada, monkeypatc
 def test_an_ab_design_too_small_for_any_advantage_says_so(ada, monkeypatch) -> None:
     from dashboard.drafts import plan as draft_plan_module
 
-    missed = Plan(0.49, 0.3, 0.1, 0.0, 0.8, 0.2, AB_STUDIES)
-    monkeypatch.setattr(draft_plan_module, "ab_detectable", lambda *a, **k: missed)
+    missed = Found(0.49, 0.2, AB_STUDIES, 0.8, power=0.3, reached=False)
+    monkeypatch.setattr(draft_plan_module, "design_found", lambda *a, **k: missed)
     page = review(ada, pairs(start(ada, "pairwise", "tiny"), {("x", "y"): 2}, 1))
     assert "This design finds no win-rate advantage with 80% power" in page
     assert shown(page, "plan-power") == "30%"

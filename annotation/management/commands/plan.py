@@ -17,15 +17,15 @@ from evalstats.planner import (
     ABDesign,
     BTDesign,
     ChatDesign,
+    Found,
     KappaDesign,
     LikertDesign,
     Plan,
     SSADesign,
-    ab_detectable,
     ab_plan,
-    ab_reachable,
     bt_plan,
     chat_plan,
+    design_found,
     kappa_plan,
     likert_components,
     likert_plan,
@@ -185,7 +185,7 @@ class Command(BaseCommand):
             "comparisons": options["comparisons"],
         }
         given = {k: v for k, v in given.items() if v is not None}
-        planners: dict[type, Callable[..., tuple[Design, Plan, Plan]]] = {
+        planners: dict[type, Callable[..., tuple[Design, Plan]]] = {
             LikertDesign: self._likert,
             SSADesign: self._ssa,
             ABDesign: self._ab,
@@ -193,17 +193,17 @@ class Command(BaseCommand):
             ChatDesign: self._chat,
         }
         try:
-            design, plan, refined = planners[kind](given, options)
+            design, plan = planners[kind](given, options)
+            # The one answer the wizard's review step shows too (``design_found``).
+            found = design_found(design, start=plan.difference, **self._run(options))
         except ValueError as error:
             raise CommandError(str(error)) from None
-        self._print(design, plan, refined)
+        self._print(design, plan, found)
 
     def _run(self, options: dict[str, Any]) -> dict[str, Any]:
         return {"studies": options["studies"], "target": options["power"], "seed": options["seed"]}
 
-    def _likert(
-        self, given: dict[str, Any], options: dict[str, Any]
-    ) -> tuple[LikertDesign, Plan, Plan]:
+    def _likert(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[LikertDesign, Plan]:
         if options["pilot"]:
             given.update(self._pilot(options["pilot"], options["aspect"]))
             self.stdout.write(
@@ -218,10 +218,9 @@ class Command(BaseCommand):
             **given,
         )
         difference = 0.3 if options["difference"] is None else options["difference"]
-        plan = likert_plan(design, difference, **self._run(options))
-        return design, plan, plan
+        return design, likert_plan(design, difference, **self._run(options))
 
-    def _ssa(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[SSADesign, Plan, Plan]:
+    def _ssa(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[SSADesign, Plan]:
         if options["sensible"] is not None:
             given["sensible"] = options["sensible"]
         given["raters_per_response"] = given.pop("ratings_per_item", 5)
@@ -231,12 +230,9 @@ class Command(BaseCommand):
             **given,
         )
         difference = 0.05 if options["difference"] is None else options["difference"]
-        run = self._run(options)
-        plan = ssa_plan(design, difference, **run)
-        # A share's standard error depends on its level: plan once more there.
-        return design, plan, ssa_plan(design, plan.detectable, **run)
+        return design, ssa_plan(design, difference, **self._run(options))
 
-    def _ab(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[ABDesign, Plan, Plan]:
+    def _ab(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[ABDesign, Plan]:
         if options["pilot"]:
             ties = self._pilot_ties(options["pilot"])
             self.stdout.write(
@@ -253,11 +249,9 @@ class Command(BaseCommand):
             **given,
         )
         difference = 0.1 if options["difference"] is None else options["difference"]
-        run = self._run(options)
-        # The advantage found with the target power: the same search as the wizard's review.
-        return design, ab_plan(design, difference, **run), ab_detectable(design, **run)
+        return design, ab_plan(design, difference, **self._run(options))
 
-    def _bt(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[BTDesign, Plan, Plan]:
+    def _bt(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[BTDesign, Plan]:
         if options["comparisons"] != 1 or options["sd_rater"] is not None:
             raise CommandError("bt takes neither --comparisons nor --sd-rater.")
         design = BTDesign(
@@ -269,12 +263,9 @@ class Command(BaseCommand):
             **{k: options[k] for k in ("both", "neither") if options[k] is not None},
         )
         difference = 0.5 if options["difference"] is None else options["difference"]
-        plan = bt_plan(design, difference, **self._run(options))
-        return design, plan, plan
+        return design, bt_plan(design, difference, **self._run(options))
 
-    def _chat(
-        self, given: dict[str, Any], options: dict[str, Any]
-    ) -> tuple[ChatDesign, Plan, Plan]:
+    def _chat(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[ChatDesign, Plan]:
         if options["comparisons"] != 1 or set(given) - {"comparisons"}:
             raise CommandError(
                 "ssa_interactive takes --conversations, --turns and --sd-chat/worker/turn."
@@ -291,12 +282,7 @@ class Command(BaseCommand):
             chosen["min_turns"], chosen["max_turns"] = options["turns"]
         design = ChatDesign(**{k: v for k, v in chosen.items() if v is not None})
         difference = 0.05 if options["difference"] is None else options["difference"]
-        run = self._run(options)
-        plan = chat_plan(design, difference, **run)
-        try:  # a share's standard error depends on its level: plan once more there
-            return design, plan, chat_plan(design, plan.detectable, **run)
-        except ValueError:  # the difference found would take sensibleness past 1
-            return design, plan, plan
+        return design, chat_plan(design, difference, **self._run(options))
 
     def _kappa(self, options: dict[str, Any]) -> None:
         chosen: dict[str, Any] = {
@@ -333,7 +319,7 @@ class Command(BaseCommand):
             width = options["width"]
             self.stdout.write(f"  dialogues for an expected width of {width:g}: {needed}")
 
-    def _print(self, design: Design, plan: Plan, refined: Plan) -> None:
+    def _print(self, design: Design, plan: Plan, found: Found) -> None:
         if isinstance(design, BTDesign):
             size = (
                 f"{design.models} models, every pair on {design.items_per_pair} items, "
@@ -365,22 +351,20 @@ class Command(BaseCommand):
             f"{size}\n"
             f"  power to find a {what} of {plan.difference:g}: {plan.power:.0%} "
             f"(± {plan.power_se:.0%}, {plan.studies} simulated studies)\n"
-            f"  {what} found with {refined.target:.0%} power: {self._found(design, refined)}\n"
-            f"  expected width of the 95% interval: {plan.mean_width:.3g}"
+            f"  {what} found with {found.target:.0%} power: {self._found(found, what)}\n"
+            f"  expected width of the 95% interval: {plan.mean_width:.3g} at "
+            f"{plan.difference:g}, {found.width:.3g} at the {what} found"
         )
 
-    def _found(self, design: Design, refined: Plan) -> str:
-        if not isinstance(design, ABDesign):
-            return f"{refined.detectable:.3g}"
-        if not ab_reachable(refined):
+    def _found(self, found: Found, what: str) -> str:
+        if not found.reached:
             return (
-                f"none below {refined.difference:g} (a win rate of "
-                f"{0.5 + refined.difference:.0%} is found in {refined.power:.0%} of the studies)"
+                f"none: this design is too small to detect any {what} below "
+                f"{found.detectable:g} (found there in {found.power:.0%} of the studies)"
             )
-        return (
-            f"{refined.detectable:.3g} (simulated power at {refined.difference:.3g}: "
-            f"{refined.power:.0%})"
-        )
+        if found.power is None:
+            return f"{found.detectable:.3g}"
+        return f"{found.detectable:.3g} (simulated power there: {found.power:.0%})"
 
     def _campaign(self, slug: str) -> Campaign:
         """Return the pilot campaign; refuse one of another protocol than the planned one."""

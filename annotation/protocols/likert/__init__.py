@@ -33,6 +33,14 @@ from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import figures, reports, uncertainty
 from evalstats.planner import LikertDesign
 
+# The paper-convention columns say what they are.
+PAPER_LABEL = "± 1 SEM, as in the paper; does not account for raters"
+# How often the 2-SEM mark and Holm's decision call a model better when it is not (per
+# comparison; 100 items per model, 3 aspects, a pool of 10 workers): bench/planner.py at
+# 1,000 studies, docs/statistics.md, "Planner".
+PAPER_FALSE_POSITIVES = 0.075
+HOLM_FALSE_POSITIVES = 0.005
+
 # The published wording (Rashkin et al. 2019, §5.2 and the crowdsourcing appendix); marked
 # for translation and translated on the worker's page, where a researcher's own wording
 # stays as written (docs/protocols.md, "Languages").
@@ -249,7 +257,8 @@ class LikertProtocol(ResponseItems, GoldChecks, Simulated, Judged, Planned):
         self, parameters: Mapping[str, Any], items: pd.DataFrame, judgments: pd.DataFrame
     ) -> Report:
         report = Report(
-            title="Likert ratings: mean with 95% CI per model and aspect (paper style: mean ± SEM)"
+            title="Likert ratings: mean with 95% CI per model and aspect "
+            f"(beside it mean {PAPER_LABEL})"
         )
         aspects = {a["key"]: a["name"] for a in parameters["aspects"]}
         models = items.assign(model=items["payload"].map(lambda p: p["model"]))[["item", "model"]]
@@ -285,15 +294,7 @@ class LikertProtocol(ResponseItems, GoldChecks, Simulated, Judged, Planned):
             report.notes.append(
                 f"The reference model {parameters['reference_model']!r} has no ratings."
             )
-        report.notes.append(
-            "95% CIs: crossed items×raters (the raters' leniency and each item's ratings "
-            "counted; docs/statistics.md), t on Satterthwaite's degrees of freedom. "
-            "Highlighted (*): above the reference model on the same aspect, Holm-adjusted "
-            "p < 0.05 over all comparisons of this report (diff, p_holm). Paper style (ED): "
-            "mean ± 1 SEM over ratings taken as independent, * more than "
-            f"{parameters['highlight_sem']} of its own SEMs above the reference "
-            "(paper_highlighted)."
-        )
+        report.notes.extend(_interval_notes(parameters))
         if not scores.empty:
             report.figures["likert"] = likert_figure(
                 scores, scale=parameters["scale"], reference=parameters["reference_model"]
@@ -320,6 +321,27 @@ class LikertProtocol(ResponseItems, GoldChecks, Simulated, Judged, Planned):
                 value = round(rng.gauss(centre, _SIM_NOISE[reliability]))
             answers[key] = str(min(hi, max(lo, value)))
         return answers
+
+
+def _interval_notes(parameters: Mapping[str, Any]) -> list[str]:
+    """Return the report's notes on its intervals, its marks and the paper's columns."""
+    notes: list[str] = []
+    notes.append(
+        "95% CIs: crossed items×raters (the raters' leniency and each item's ratings "
+        "counted; docs/statistics.md), t on Satterthwaite's degrees of freedom. "
+        "Highlighted (*): above the reference model on the same aspect, Holm-adjusted "
+        "p < 0.05 over all comparisons of this report (diff, p_holm). Columns "
+        f"'{PAPER_LABEL}' (ED): mean ± 1 SEM over ratings taken as independent, * more than "
+        f"{parameters['highlight_sem']} of its own SEMs above the reference "
+        "(paper_highlighted)."
+    )
+    if float(parameters["highlight_sem"]) == 2.0:
+        notes.append(
+            "With no true difference and a pool of workers, the paper's 2-SEM * marks a "
+            f"model better in {PAPER_FALSE_POSITIVES:.1%} of comparisons, Holm's in "
+            f"{HOLM_FALSE_POSITIVES:.1%} (simulated: docs/statistics.md, 'Planner')."
+        )
+    return notes
 
 
 def likert_scores(data: pd.DataFrame, *, reference: str, highlight_sem: float) -> pd.DataFrame:
@@ -402,7 +424,8 @@ def likert_figure(
 
 def likert_summary(scores: pd.DataFrame) -> pd.DataFrame:
     """Pivot scores to one row per model: per aspect "mean [95% CI] (n)" with Holm's mark,
-    and beside it the paper style "mean ± SEM (n)" with the paper's 2-SEM mark."""
+    and beside it the paper's convention "mean ± SEM (n)" with its 2-SEM mark, labelled
+    ``PAPER_LABEL``."""
 
     def cell(row: pd.Series) -> str:
         ci = "n/a" if math.isnan(row["ci_low"]) else f"{row['ci_low']:.2f}, {row['ci_high']:.2f}"
@@ -422,11 +445,11 @@ def likert_summary(scores: pd.DataFrame) -> pd.DataFrame:
         [
             cells.pivot(index="model", columns="aspect", values="cell")[aspects],
             cells.pivot(index="model", columns="aspect", values="paper")[aspects].rename(
-                columns=lambda a: f"{a} (paper style)"
+                columns=lambda a: f"{a} ({PAPER_LABEL})"
             ),
         ],
         axis=1,
-    )[[c for a in aspects for c in (a, f"{a} (paper style)")]]
+    )[[c for a in aspects for c in (a, f"{a} ({PAPER_LABEL})")]]
     table.columns.name = None
     reference = set(scores.loc[scores["reference"], "model"])
     table.index = [f"{m} (reference)" if m in reference else m for m in table.index]

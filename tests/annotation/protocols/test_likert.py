@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from annotation.protocols import registry
-from annotation.protocols.likert import likert_items
+from annotation.protocols.likert import PAPER_LABEL, likert_items
 from evalsite.errors import InvalidParameters
 
 LIKERT = registry.get("likert")
@@ -45,7 +45,7 @@ def test_report_gives_hand_computed_means_and_sems():
 def test_summary_marks_reference_and_highlighted_models():
     items, judgments = frames({"A": [1, 2, 3, 4, 5], "B": [4, 5, 5, 4]})
     summary = LIKERT.report(PARAMS, items, judgments).tables["summary"]
-    cells = dict(zip(summary["model"], summary["Empathy/Sympathy (paper style)"], strict=True))
+    cells = dict(zip(summary["model"], summary[f"Empathy/Sympathy ({PAPER_LABEL})"], strict=True))
     assert cells == {"A (reference)": "3.00 ± 0.71 (n=5)", "B": "4.50 ± 0.29 (n=4)*"}
     crossed = dict(zip(summary["model"], summary["Empathy/Sympathy"], strict=True))
     assert crossed["A (reference)"].startswith("3.00 [") and crossed["B"].endswith("(n=4)")

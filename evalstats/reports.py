@@ -40,7 +40,8 @@ def agreement_table(
     n_boot: int = 1000,
     seed: int | None = None,
 ) -> pd.DataFrame:
-    """Return Krippendorff's alpha with a 95% bootstrap CI (over items) per ``group``.
+    """Return Krippendorff's alpha with a 95% bootstrap CI per ``group`` (over items and
+    raters when raters repeat, else over items: ``ci_method`` says which).
 
     The report options (``options.report_options``) set the level, and the number of
     resamples and the seed where the caller does not.
@@ -72,9 +73,10 @@ def agreement_table(
                 long, level, n_boot=n_boot, ci=options.level, seed=seed
             )
         row.update(alpha=estimate.value, ci_low=estimate.low, ci_high=estimate.high)
+        row["ci_method"] = agreement.interval_method(long) if len(long) else ""
         row["note"] = "; ".join(str(w.message) for w in caught)
         rows.append(row)
-    columns = ["aspect", "level", "items", "alpha", "ci_low", "ci_high", "note"]
+    columns = ["aspect", "level", "items", "alpha", "ci_low", "ci_high", "ci_method", "note"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -11,6 +11,7 @@ from annotation.models import Judgment, Worker
 from annotation.services import campaign_create
 from annotation.simulation import crowd_make, crowd_run
 from modelhub.services import endpoint_register
+from tests.factories import CampaignFactory, ItemFactory
 
 
 def test_report_prints_progress_and_writes_files(campaign, tmp_path):
@@ -19,7 +20,7 @@ def test_report_prints_progress_and_writes_files(campaign, tmp_path):
     call_command("report", campaign.slug, "--out", str(tmp_path), stdout=out)
     text = out.getvalue()
     assert "18 of 18 judgments (100%), 3 workers" in text
-    assert "mean ± SEM" in text
+    assert "± 1 SEM, as in the paper; does not account for raters" in text
     assert (tmp_path / f"{campaign.slug}_scores.csv").exists()
 
 
@@ -194,3 +195,17 @@ def test_add_items_adds_gold_checks_from_jsonl(db, tmp_path):
     gold.write_text('{"key": "g2"}')
     with pytest.raises(CommandError, match="line 1: needs 'key', 'payload', 'gold'"):
         call_command("add_items", "g", "--gold", str(gold))
+
+
+@pytest.mark.django_db
+def test_the_report_command_prints_which_agreement_interval_it_took(tmp_path):
+    """--interval picks what alpha's interval resamples; the table names the one taken."""
+    campaign = CampaignFactory(items_per_assignment=4, redundancy=3)
+    ItemFactory.create_batch(8, campaign=campaign)
+    crowd_run(campaign=campaign, workers=crowd_make(good=3, noisy=1, spammer=0), seed=2)
+    for interval, expected in (("two-way", "two-way bootstrap"), ("units", "bootstrap over items")):
+        out = io.StringIO()
+        call_command("report", campaign.slug, "--interval", interval, "--n-boot", "50", stdout=out)
+        assert expected in out.getvalue(), interval
+    with pytest.raises(CommandError):
+        call_command("report", campaign.slug, "--interval", "raters", stdout=io.StringIO())

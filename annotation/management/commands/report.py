@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Campaign
 from annotation.selectors import campaign_progress, campaign_report
-from evalstats.options import METHODS, report_options_set
+from evalstats.options import INTERVALS, METHODS, report_options_set
 from evalstats.reports import report_text, report_write
 
 
@@ -55,6 +55,14 @@ class Command(BaseCommand):
             "majority its intervals are built on).",
         )
         parser.add_argument(
+            "--interval",
+            choices=INTERVALS,
+            default="auto",
+            help="What the agreement intervals resample: 'auto' (default: items and raters, "
+            "the two-way bootstrap, when raters repeat across items; else items), 'two-way' "
+            "or 'units' (items only, the interval before issue #33).",
+        )
+        parser.add_argument(
             "--max-rows",
             type=int,
             default=40,
@@ -81,6 +89,7 @@ class Command(BaseCommand):
                 level=options["ci_level"],
                 method=options["method"],
                 aggregate=options["aggregate"],
+                interval=options["interval"],
             ):
                 report = campaign_report(campaign)
         except ValueError as error:

@@ -241,7 +241,7 @@ def krippendorff_alpha_ci(
         level in ("nominal", "interval") or len(cells.values) <= twoway.MAX_VALUES
     ):
         stat = twoway.alpha_statistic(level, cells.values)
-        return _two_way(cells, stat, value, n_boot, ci, seed)
+        return two_way_interval(cells, stat, value, n_boot=n_boot, ci=ci, seed=seed)
     prepared = _alpha_features(_encode(data, level), level)
     if prepared is None:  # many distinct values: fall back to recomputing per resample
         layout = 0 if isinstance(data, pd.DataFrame) else 1
@@ -294,7 +294,9 @@ def percent_agreement_ci(
         return Estimate(value, float("nan"), float("nan"))
     cells = _two_way_cells(data, "nominal", interval)
     if cells is not None:
-        return _two_way(cells, twoway.percent_statistic, value, n_boot, ci, seed)
+        return two_way_interval(
+            cells, twoway.percent_statistic, value, n_boot=n_boot, ci=ci, seed=seed
+        )
     c = _encode(data, "nominal")
     features = np.zeros((c.n_items, 2))
     features[c.item_of_unit] = np.column_stack([_pair_agreement(c), np.ones(c.n_units)])
@@ -334,17 +336,6 @@ def _two_way_cells(data: Ratings, level: str, interval: str | None) -> twoway.Ce
     if interval_method(data, interval) != twoway.TWO_WAY:
         return None
     return twoway.cells_code(long_ratings(data), level)
-
-
-def _two_way(
-    cells: twoway.Cells,
-    stat: twoway.Statistic,
-    value: float,
-    n_boot: int,
-    ci: float,
-    seed: int | None,
-) -> Estimate:
-    return two_way_interval(cells, stat, value, n_boot=n_boot, ci=ci, seed=seed)
 
 
 def two_way_interval(

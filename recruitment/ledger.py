@@ -97,6 +97,10 @@ def _payment_start(
 
     ``sending`` False only records it (pending), for a sender that will send it later.
     """
+    if amount <= 0:
+        raise InvalidParameters("A payment must be more than 0.00.")
+    if not key or len(key) > 64:
+        raise InvalidParameters("A payment key must be 1–64 characters.")
     with transaction.atomic():
         locked = campaign_lock(campaign)
         existing = payment_lock_by_key(key)
@@ -159,10 +163,6 @@ def payment_send(
     A send whose outcome is unknown is marked uncertain and never repeated automatically.
     """
     amount = money(amount)
-    if amount <= 0:
-        raise InvalidParameters("A payment must be more than 0.00.")
-    if not key or len(key) > 64:
-        raise InvalidParameters("A payment key must be 1–64 characters.")
     payment, go = _payment_start(
         campaign=campaign,
         provider=provider,
@@ -207,8 +207,6 @@ def payment_record(
     same key sends it later) instead of leaving no trace of a payment owed.
     """
     amount = money(amount)
-    if amount <= 0:
-        raise InvalidParameters("A payment must be more than 0.00.")
     payment, _ = _payment_start(
         campaign=campaign,
         provider=provider,

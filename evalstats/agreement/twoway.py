@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -30,9 +30,8 @@ from scipy import sparse
 from evalstats.agreement import limits
 from evalstats.agreement.alpha import _metric
 from evalstats.agreement.coding import COLUMNS, Level, _codes
+from evalstats.options import INTERVALS
 
-Interval = Literal["auto", "two-way", "units"]
-INTERVALS: tuple[str, ...] = ("auto", "two-way", "units")
 TWO_WAY = "two-way bootstrap, items × raters (pigeonhole, corrected)"
 UNITS = "bootstrap over items"
 # A rater on 1.5 units (clusters) or fewer on average is mostly a fresh rater: the rater

@@ -79,6 +79,14 @@ def payment_key(*parts: object) -> str:
     return text[:23] + "-" + hashlib.sha256(text.encode()).hexdigest()[:40]
 
 
+def _payment_check(amount: Decimal, key: str) -> None:
+    """Refuse an amount the ledger cannot pay or a key it cannot store."""
+    if amount <= 0:
+        raise InvalidParameters("A payment must be more than 0.00.")
+    if not key or len(key) > 64:
+        raise InvalidParameters("A payment key must be 1–64 characters.")
+
+
 def _payment_start(
     *,
     campaign: Campaign,
@@ -97,10 +105,7 @@ def _payment_start(
 
     ``sending`` False only records it (pending), for a sender that will send it later.
     """
-    if amount <= 0:
-        raise InvalidParameters("A payment must be more than 0.00.")
-    if not key or len(key) > 64:
-        raise InvalidParameters("A payment key must be 1–64 characters.")
+    _payment_check(amount, key)
     with transaction.atomic():
         locked = campaign_lock(campaign)
         existing = payment_lock_by_key(key)

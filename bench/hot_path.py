@@ -138,6 +138,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--web-concurrency", type=int, default=1, help="uvicorn worker processes (default 1)"
     )
+    load.server_argument(parser)
     parser.add_argument(
         "--pairs", type=int, default=20, help="ED pairs, 8 messages each (default 20; 0: none)"
     )

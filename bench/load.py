@@ -210,6 +210,7 @@ def parse_args() -> argparse.Namespace:
         default=2,
         help="the server's WEB_CONCURRENCY: uvicorn worker processes (default 2)",
     )
+    server_argument(parser)
     parser.add_argument(
         "--server-env",
         action="append",
@@ -234,6 +235,26 @@ def parse_args() -> argparse.Namespace:
     if not re.fullmatch(r"\d+(,\d+)*", args.items) or "0" in args.items.split(","):
         parser.error("--items takes a size or a comma-separated list of sizes, e.g. 1000,100000")
     return args
+
+
+# The HTTP servers a bench can start: the shipped one and the alternatives issue #32 measured.
+SERVERS = {
+    "asgi": ["evalsite.asgi:application"],  # shipped: uvicorn, SyncChainHandler
+    "asgi-stock": ["--pythonpath", "bench", "stock_asgi:application"],  # Django's ASGIHandler
+    "wsgi": ["-k", "gthread", "--threads", "8", "evalsite.wsgi:application"],  # no websockets
+}
+
+
+def server_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--server``: which application and worker class gunicorn serves."""
+    parser.add_argument(
+        "--server",
+        choices=sorted(SERVERS),
+        default="asgi",
+        help="asgi (shipped: uvicorn workers, Django's chain synchronous in one thread hop), "
+        "asgi-stock (Django's own ASGI handler), wsgi (gthread workers, 8 threads; HTTP only); "
+        "default asgi",
+    )
 
 
 # --- the campaign ----------------------------------------------------------------------------
@@ -314,7 +335,7 @@ class web_server:  # noqa: N801 -- used as a context manager, like open()
             str(Path(sys.executable).parent / "gunicorn"),
             "-c",
             "deploy/gunicorn.conf.py",
-            "evalsite.asgi:application",
+            *SERVERS[self.args.server],
         ]
         with log_path.open("ab") as log:
             self.process = subprocess.Popen(
@@ -714,8 +735,24 @@ def print_crowd(
             f"  back to back, a request's mean time is at least {workers} workers ÷ "
             f"{rate:.0f} requests/s = {workers / rate:.2f} s (Little's law), whatever the server"
         )
+    if think and stats.cpu and stats.requests:
+        print_core_capacity(stats, think)
     print("  integrity:", "; ".join(problems) if problems else "ok (0 over redundancy, "
           "0 duplicated, 0 lost, no leftover leases)")  # fmt: skip
+
+
+def print_core_capacity(stats: Stats, think: float) -> None:
+    """Print the workers one web core carries at this think time, from the measured web CPU of a
+    cycle: a worker asks for at most one cycle (page + answer) per think time."""
+    web_ms = 1000 * stats.cpu["server"] / stats.requests
+    carried = think / (2 * web_ms / 1000)
+    busy = stats.cpu["server"] / stats.seconds
+    p99 = max(percentile(ms, 0.99) for ms in stats.ms.values())
+    print(
+        f"  one web core carries about {carried:,.0f} workers answering every {think:g} s "
+        f"({2 * web_ms:.1f} ms of web CPU a cycle); in this run the web server was busy "
+        f"{busy:.2f} cores and the slowest kind's p99 was {p99:.0f} ms"
+    )
 
 
 def print_sizes(results: list[tuple[int, Stats]]) -> None:

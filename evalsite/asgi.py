@@ -1,7 +1,8 @@
 """ASGI entry point: HTTP through Django, websockets to the live chat consumers.
 
 Served by gunicorn's uvicorn workers in production (deploy/gunicorn.conf.py) and by daphne
-in ``runserver`` and the demo.
+in ``runserver`` and the demo. HTTP goes through ``SyncChainHandler`` (evalsite/handlers.py):
+Django's handler with the middleware chain synchronous, one thread hop per request.
 
 The websocket routes check the Origin header against ALLOWED_HOSTS; they use no session
 cookie (the worker pages may sit in a provider's iframe, where third-party cookies are
@@ -10,11 +11,14 @@ blocked): the consumer authenticates with the page's provider parameters and sig
 
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+django.setup(set_prefix=False)  # before the routes import models
 
-django_application = get_asgi_application()  # sets Django up before the routes import models
+from evalsite.handlers import SyncChainHandler  # noqa: E402
+
+django_application = SyncChainHandler()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402

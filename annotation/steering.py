@@ -106,3 +106,19 @@ def steered_items(*, campaign: Campaign, u: float) -> list[int]:
     except Exception as exc:  # noqa: BLE001 -- an unreachable cache must not stop the work
         logger.warning("adaptive allocation skipped (cache unavailable): %s", exc)
         return []
+
+
+def ranking_settled(*, campaign: Campaign) -> bool | None:
+    """Tell whether the campaign's last plan found its ranking settled (the stopping rule,
+    ``adaptive.ranking_settled``: every adjacent pair below ``adaptive.SETTLED`` probability
+    of a wrong order); None when it does not steer, has no plan or the cache is unreachable."""
+    if not steering_on(campaign):
+        return None
+    try:
+        head = cache.get(_key(campaign.pk, "plan"))
+    except Exception as exc:  # noqa: BLE001 -- an unreachable cache must not stop the work
+        logger.warning("adaptive plan not read (cache unavailable): %s", exc)
+        return None
+    if not isinstance(head, dict) or "settled" not in head:
+        return None
+    return bool(head["settled"])

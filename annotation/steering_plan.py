@@ -5,6 +5,7 @@ never in a request."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,8 @@ from annotation.steering import (
 )
 from evalstats import adaptive
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -38,6 +41,10 @@ class Plan:
     items: list[list[int]]
     judged: int  # judgments counted when it was made
     interval: int  # allocations before the next refresh
+    # The stopping rule (adaptive.ranking_settled): every adjacent pair of the ranking below
+    # adaptive.SETTLED probability of a wrong order; the largest of those probabilities.
+    settled: bool = False
+    worst: float = 0.5
 
 
 def plan_compute(campaign: Campaign) -> Plan:
@@ -77,7 +84,16 @@ def plan_compute(campaign: Campaign) -> Plan:
         plan_weights.append(float(weights[i, j]))
         items.append(ids[:ITEMS_PER_PAIR])
     total = int(judged.sum() // 2)
-    return Plan(pairs, plan_weights, items, total, adaptive.refresh_interval(total))
+    verdict = adaptive.ranking_settled(wins)
+    return Plan(
+        pairs,
+        plan_weights,
+        items,
+        total,
+        adaptive.refresh_interval(total),
+        verdict.settled,
+        verdict.worst,
+    )
 
 
 def _pair_tallies(
@@ -151,6 +167,14 @@ def plan_refresh(*, campaign_id: int) -> Plan | None:
         else:
             plan = plan_compute(campaign)
             _store(campaign_id, plan)
+            if plan.settled:  # the campaign may stop: its owner decides (pause or finish)
+                logger.info(
+                    "adaptive campaign %s: ranking settled at %s judgments (largest adjacent "
+                    "P(wrong order) %.3f)",
+                    campaign_id,
+                    plan.judged,
+                    plan.worst,
+                )
         if isinstance(old, dict):  # the previous plan's item lists
             cache.delete_many(_item_keys(campaign_id, old.get("version"), old.get("lists", 0)))
         return plan
@@ -178,6 +202,8 @@ def _store(campaign_id: int, plan: Plan) -> None:
         "lists": len(plan.items),
         "weights": plan.weights,
         "interval": plan.interval,
+        "settled": plan.settled,
+        "worst": plan.worst,
     }
     cache.set(_key(campaign_id, "plan"), head, PLAN_SECONDS)
     cache.set(_key(campaign_id, "count"), 0, PLAN_SECONDS)

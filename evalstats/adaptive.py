@@ -36,6 +36,8 @@ PRIOR = 0.5
 # Weights are refreshed after this many judgments, or this share of those made if more.
 REFRESH_MIN = 20
 REFRESH_SHARE = 0.05
+# The stopping rule's default: every adjacent pair below this probability of a wrong order.
+SETTLED = 0.05
 
 
 def allocation_note(parameters: Mapping[str, Any]) -> str:
@@ -50,11 +52,15 @@ def allocation_note(parameters: Mapping[str, Any]) -> str:
         "Allocation: adaptive. New judgments were steered to the model pairs whose order was "
         f"least certain, after {parameters['adaptive_min_per_pair']} judgments per pair "
         "(docs/protocols.md, 'Adaptive allocation'), so the pairs' numbers of judgments (n) "
-        "differ by design: decided pairs have few. The ratios, win rates and Bradley–Terry "
-        "strengths use every judgment as stored; how pairs were chosen does not change the "
-        "likelihood, so the estimates stay valid. The intervals are computed as if the "
-        "numbers per pair had been fixed in advance; in simulations with known strengths "
-        "they covered the true values about as often as under uniform allocation "
+        "differ by design: decided pairs have few. The Bradley–Terry strengths use every "
+        "judgment as stored; which pair came next depended only on earlier judgments, so the "
+        "likelihood is a fixed design's, and in simulations with known strengths their "
+        "intervals covered about as often as under uniform allocation. The raw win rates and "
+        "A:B ratios are not corrected for the steering: a pair whose judgments looked decided "
+        "was starved, so they lean toward the winner (by about 0.03 for adjacent models in "
+        "simulations), and a model's pooled win rate weights its opponents by how often they "
+        "were drawn; the corrected rates use each pair's first "
+        f"{parameters['adaptive_min_per_pair']} judgments, made before steering began "
         "(docs/protocols.md, 'Adaptive allocation')."
     )
 
@@ -72,6 +78,11 @@ def wrong_order(wins: np.ndarray, *, prior: float = PRIOR) -> np.ndarray:
     information of all comparisons (virtual ones too), Φ(-|Δ| / se). Pairs of models in
     different components of the comparison graph, or never compared at all, get 0.5.
     """
+    return _wrong_order(wins, prior)[0]
+
+
+def _wrong_order(wins: np.ndarray, prior: float) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``wrong_order``'s matrix and the fitted log-strengths it compares."""
     k = len(wins)
     games = wins + wins.T
     met = games > 0
@@ -80,7 +91,7 @@ def wrong_order(wins: np.ndarray, *, prior: float = PRIOR) -> np.ndarray:
     out = np.full((k, k), 0.5)
     np.fill_diagonal(out, 0.0)
     if not met.any():
-        return out
+        return out, np.zeros(k)
     strength = np.nan_to_num(ranking._fit(wins + virtual))
     q = expit(strength[:, None] - strength[None, :])
     w = played * q * (1 - q)
@@ -93,7 +104,7 @@ def wrong_order(wins: np.ndarray, *, prior: float = PRIOR) -> np.ndarray:
         z = np.abs(strength[:, None] - strength[None, :]) / np.sqrt(np.maximum(var, 1e-12))
     out = np.where(same, ndtr(-z), 0.5)
     np.fill_diagonal(out, 0.0)
-    return out
+    return out, strength
 
 
 def _components(met: np.ndarray) -> np.ndarray:
@@ -123,6 +134,45 @@ def pair_weights(
     # Squared: steering harder to the least certain pairs took fewer judgments for the same
     # ranking accuracy in bench/adaptive.py than the probability itself (docs/protocols.md).
     return np.where(upper, wrong_order(wins, prior=prior) ** 2, 0.0)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The stopping rule's verdict (``ranking_settled``): ``settled`` when every adjacent pair
+    of the current ranking has P(wrong order) below the threshold, ``worst`` the largest of
+    those probabilities, ``pair`` its two models (better first), ``total`` their sum (a
+    bound, by the union bound, on the chance that the ranking has an error somewhere)."""
+
+    settled: bool
+    worst: float
+    pair: tuple[int, int]
+    total: float
+
+
+def ranking_settled(
+    wins: np.ndarray, *, threshold: float = SETTLED, prior: float = PRIOR
+) -> Settled:
+    """Return whether the ranking is settled: every adjacent pair of the models ordered by
+    the allocation's Bradley–Terry fit has ``wrong_order`` probability below ``threshold``.
+
+    A ranking is right exactly when each adjacent pair is, so adjacent pairs suffice. The
+    probabilities are the normal approximation's; stopping when they first look small is
+    optional stopping, so the rule's accuracy is measured, not promised (bench/adaptive.py).
+    Stop when this says settled or the budget is spent, whichever comes first.
+    """
+    k = len(wins)
+    if k < 2:
+        return Settled(True, 0.0, (0, 0), 0.0)
+    wrong, strength = _wrong_order(wins, prior)
+    order = np.argsort(-strength, kind="stable")
+    adjacent = np.array([wrong[order[n], order[n + 1]] for n in range(k - 1)])
+    at = int(np.argmax(adjacent))
+    return Settled(
+        bool(adjacent.max() < threshold),
+        float(adjacent[at]),
+        (int(order[at]), int(order[at + 1])),
+        float(adjacent.sum()),
+    )
 
 
 def draw(weights: np.ndarray, u: float) -> int | None:
@@ -275,7 +325,9 @@ def _take(run: Run, pair: tuple[int, int], stream: Stream) -> None:
 
 
 def order_accuracy(strengths: Sequence[float], fitted: np.ndarray) -> float:
-    """Return the share of model pairs the fitted strengths order as the true ones do."""
+    """Return the share of model pairs the fitted strengths order as the true ones do (the
+    share of correctly ordered pairs, not a rank correlation: with no ties Kendall's tau is
+    2 x this - 1)."""
     true = np.asarray(strengths, dtype=float)
     pairs = _pairs(len(true))
     right = [np.sign(fitted[i] - fitted[j]) == np.sign(true[i] - true[j]) for i, j in pairs]
@@ -290,3 +342,20 @@ def fit(
     wins, _ = counts(a, b, score, k)
     met = (wins + wins.T) > 0
     return np.nan_to_num(ranking._fit(wins + prior * met))
+
+
+def stop_at(run: Run, k: int, *, budget: int | None = None, threshold: float = SETTLED) -> int:
+    """Return after how many judgments a campaign collecting ``run`` stops: the first plan
+    refresh (every ``refresh_interval`` judgments, where the campaign recomputes the weights
+    and so can check the rule) at which ``ranking_settled`` says settled, else the budget
+    (the run's length when None). Stopping only truncates the run: the judgments before it
+    are the same whether or not the rule is applied."""
+    end = len(run.a) if budget is None else min(budget, len(run.a))
+    a, b, _, score = run.arrays(end)
+    n = refresh_interval(0)
+    while n < end:
+        wins, _ = counts(a[:n], b[:n], score[:n], k)
+        if ranking_settled(wins, threshold=threshold).settled:
+            return n
+        n += refresh_interval(n)
+    return end

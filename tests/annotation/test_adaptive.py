@@ -352,3 +352,18 @@ def test_a_refresh_of_a_campaign_gone_or_no_longer_adaptive_clears_its_plan():
     assert steering_plan.plan_refresh(campaign_id=campaign.pk) is None
     assert cache.get(f"adaptive:plan:{campaign.pk}") is None
     assert steering_plan.plan_refresh(campaign_id=10**9) is None  # no such campaign
+
+
+@pytest.mark.django_db
+def test_the_plan_says_whether_the_ranking_is_settled_and_steering_reads_it(monkeypatch):
+    campaign = _campaign("adaptive", per_pair=6, redundancy=1, floor=1)
+    _run(campaign, 9, step=9)
+    plan = steering_plan.plan_refresh(campaign_id=campaign.pk)
+    assert not plan.settled and plan.worst > adaptive.SETTLED  # 9 judgments settle nothing
+    assert steering.ranking_settled(campaign=campaign) is False
+    settled = adaptive.Settled(settled=True, worst=0.01, pair=(0, 1), total=0.02)
+    monkeypatch.setattr(adaptive, "ranking_settled", lambda wins: settled)
+    plan = steering_plan.plan_refresh(campaign_id=campaign.pk)
+    assert plan.settled and plan.worst == 0.01
+    assert steering.ranking_settled(campaign=campaign) is True
+    assert steering.ranking_settled(campaign=_campaign("uniform")) is None

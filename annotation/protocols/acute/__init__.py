@@ -35,7 +35,7 @@ from annotation.protocols.base import (
 )
 from annotation.protocols.pairwise import order_shown, outcome
 from evalsite.errors import InvalidAnswer, InvalidParameters
-from evalstats import adaptive, figures, ranking, reports, uncertainty
+from evalstats import adaptive, adaptive_rates, figures, ranking, reports, uncertainty
 
 # The paper's four optimized questions (Li et al. 2019, Table 2), in its wording.
 PUBLISHED: dict[str, tuple[str, str]] = {
@@ -288,7 +288,8 @@ class AcuteProtocol(Simulated, ModelPairs):
         report = Report(title="ACUTE-Eval: win rates per question and model pair")
         names = {q["key"]: q["name"] or q["key"] for q in parameters["questions"]}
         data = acute_outcomes(items, judgments, list(names))
-        report.tables["win_rates"] = win_table(data, names)
+        first = adaptive_rates.first_judgments(parameters)
+        report.tables["win_rates"] = win_table(data, names, adaptive_first=first)
         if data.empty:
             report.notes.append("No judgments yet.")
             return report
@@ -396,21 +397,37 @@ def acute_figure(table: pd.DataFrame) -> figures.ReportFigure:
     )
 
 
-def win_table(data: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
+def win_table(
+    data: pd.DataFrame, names: Mapping[str, str], *, adaptive_first: int | None = None
+) -> pd.DataFrame:
     """Return per question and model pair (oriented by name): judgments, wins each way, the
-    win rate of ``model_a`` with its CI, the sign test and Holm's adjustment over the table."""
+    win rate of ``model_a`` with its CI, the sign test and Holm's adjustment over the table.
+
+    Under adaptive allocation (``adaptive_first``: the pairs' outcome-free first judgments,
+    ``adaptive_rates.first_judgments``) a column ``win_rate_corrected`` follows: the raw rate
+    leans toward the winner there (evalstats/adaptive_rates.py)."""
+    columns = (
+        [*TABLE_COLUMNS, "win_rate_corrected"] if adaptive_first is not None else TABLE_COLUMNS
+    )
     rows = []
     for key in names:
         part = data[data["question"] == key]
         if part.empty:
             continue
         pairs = ranking.pair_table(part)
-        rates = ranking.win_rates(part)
-        merged = pairs.merge(rates, on=["model_a", "model_b"], how="left")
+        merged = pairs.merge(ranking.win_rates(part), on=["model_a", "model_b"], how="left")
+        if adaptive_first is not None:
+            corrected = adaptive_rates.pair_rates(part, first=adaptive_first)
+            corrected = corrected.rename(columns={"corrected": "win_rate_corrected"})
+            merged = merged.merge(
+                corrected[["model_a", "model_b", "win_rate_corrected"]],
+                on=["model_a", "model_b"],
+                how="left",
+            )
         rows.append(merged.assign(question=names[key]))
     if not rows:
-        return pd.DataFrame(columns=TABLE_COLUMNS)
+        return pd.DataFrame(columns=columns)
     table = pd.concat(rows, ignore_index=True)
     table["holm_p"] = uncertainty.holm(table["sign_test_p"].to_numpy(dtype=float))
     table["significant"] = table["holm_p"] < 0.05
-    return table[TABLE_COLUMNS]
+    return table[columns]

@@ -63,3 +63,25 @@ def test_an_adaptive_acute_campaign_steers_to_the_uncertain_pair_and_says_so():
     assert judged["A~B"] > 2 * max(judged["A~C"], judged["B~C"])
     notes = " ".join(campaign_report(campaign).notes)
     assert "Allocation: adaptive" in notes
+    table = campaign_report(campaign).tables["win_rates"]
+    corrected = table["win_rate_corrected"]
+    assert corrected.notna().all() and corrected.between(0, 1).all()
+
+
+def test_the_win_table_adds_corrected_rates_only_under_adaptive_allocation():
+    import pandas as pd
+
+    from annotation.protocols.acute import win_table
+    from evalstats import adaptive_rates
+
+    rows = [("q", n, f"w{n}", "A", "B", "a" if n % 3 else "b") for n in range(30)]
+    rows += [("q", 30 + n, f"w{n}", "A", "C", "a" if n % 5 else "b") for n in range(12)]
+    data = pd.DataFrame(rows, columns=["question", "item", "rater", "a", "b", "outcome"])
+    names = {"q": "Engaging"}
+    assert "win_rate_corrected" not in win_table(data, names).columns
+    table = win_table(data, names, adaptive_first=4)
+    expected = adaptive_rates.pair_rates(data, first=4).set_index(["model_a", "model_b"])
+    got = table.set_index(["model_a", "model_b"])["win_rate_corrected"]
+    assert got.to_dict() == expected["corrected"].to_dict()
+    # Four judgments per pair say less than all of them: the rate differs from the raw one.
+    assert (got - table.set_index(["model_a", "model_b"])["win_rate"]).abs().max() > 0.01

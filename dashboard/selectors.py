@@ -319,8 +319,14 @@ def report_pending(campaign: Campaign) -> bool:
 
 
 def jobs_recent(campaign: Campaign, *, limit: int = 10) -> list[Job]:
-    """Return the campaign's latest jobs, newest first (the page's job list)."""
-    return list(Job.objects.filter(campaign=campaign).select_related("campaign")[:limit])
+    """Return the campaign's latest jobs, newest first (the page's job list).
+
+    Without their results: the list shows none, and a report's result is its whole snapshot
+    (hundreds of kilobytes of JSON at a million judgments), decoded for every row otherwise.
+    """
+    return list(
+        Job.objects.filter(campaign=campaign).select_related("campaign").defer("result")[:limit]
+    )
 
 
 @dataclass(frozen=True)

@@ -153,35 +153,71 @@ def _codes(vals: np.ndarray, level: str) -> tuple[np.ndarray, np.ndarray]:
     return uniques[order], rank[codes]
 
 
+# Labels of up to 8 ASCII characters are coded as integers, 7 bits a character, in chunks of
+# this many values: each chunk's passes (ASCII check, key, "nan" test) run on data in cache.
+_ASCII_CHUNK = 1 << 16
+_ASCII_WIDTH = 8
+# "nan" as _ascii_keys codes it (a width under 3 never holds it).
+_NAN_KEY = ord("n") + 128 * ord("a") + 128 * 128 * ord("n")
+
+
+def _ascii_keys(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Return the positions of the present labels of a NumPy string array of at most 8
+    characters and each one's key (its characters, 7 bits each), or None if one is not ASCII.
+
+    Two base-128 sums per value (characters 0-3 and 4-7, exact in 32 bits) instead of a
+    Python string each; the text "nan" (key ``_NAN_KEY``) is missing, as in the package.
+    """
+    unit = np.uint32 if flat.dtype.kind == "U" else np.uint8
+    width = flat.dtype.itemsize // np.dtype(unit).itemsize
+    words = np.ascontiguousarray(flat).view(unit).reshape(len(flat), width)
+    low, high = min(width, 4), max(width - 4, 0)
+    weights = (128 ** np.arange(4, dtype=np.uint32)).astype(np.uint32)
+    wheres, keys = [], []
+    for start in range(0, len(flat), _ASCII_CHUNK):
+        chunk = words[start : start + _ASCII_CHUNK]
+        if int(chunk.max()) >= 128:
+            return None
+        key = np.matmul(chunk[:, :low], weights[:low]).astype(np.uint32, copy=False)
+        present = key != _NAN_KEY
+        if high:
+            rest = np.matmul(chunk[:, 4:], weights[:high]).astype(np.uint32, copy=False)
+            present |= rest != 0
+        where = np.flatnonzero(present)
+        wide = key[where].astype(np.uint64)
+        if high:
+            wide |= rest[where].astype(np.uint64) << np.uint64(28)
+        wheres.append(where + start)
+        keys.append(wide)
+    if not wheres:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.uint64)
+    return np.concatenate(wheres), np.concatenate(keys)
+
+
+def _ascii_labels(keys: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Return the labels that ``_ascii_keys`` coded as ``keys``, in a string array of ``dtype``."""
+    unit = np.uint32 if dtype.kind == "U" else np.uint8
+    width = dtype.itemsize // np.dtype(unit).itemsize
+    shifts = np.uint64(7) * np.arange(width, dtype=np.uint64)
+    chars = (keys[:, None] >> shifts[None, :]) & np.uint64(127)
+    return np.ascontiguousarray(chars.astype(unit)).view(dtype).ravel()
+
+
 def _present_labels(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
     """Return the positions of the present labels of a 1-D object or NumPy string array, their
     codes and the distinct labels (``pd.factorize``'s order). None and NaN are missing, and
     "nan" in a string array.
 
     ASCII labels of up to 8 characters (A/B outcomes, emotion names) are factorized as the
-    64-bit integers their bytes make, exactly and without a Python string per value; only the
-    present labels (a crowd's raters x items array is mostly missing) are packed.
+    integers ``_ascii_keys`` makes of them, exactly and without a Python string per value.
     """
-    if flat.dtype.kind in "US" and flat.dtype.itemsize and len(flat):
-        unit = np.uint32 if flat.dtype.kind == "U" else np.uint8
-        width = flat.dtype.itemsize // np.dtype(unit).itemsize
-        words = np.ascontiguousarray(flat).view(unit).reshape(len(flat), width)
-        if width <= 8 and int(words.max()) < 128:
-            missing = np.full(len(flat), width >= 3)
-            if width >= 3:
-                for j, char in enumerate("nan\0"[: min(width, 4)]):
-                    missing &= words[:, j] == ord(char)
-            where = np.flatnonzero(~missing)
-            # ASCII: a character is its lowest byte (little- or big-endian alike by view).
-            low = words.astype(np.uint8, copy=False) if unit is np.uint8 else None
-            if low is None:
-                offset = 0 if np.little_endian else 3
-                low = words.view(np.uint8)[:, offset::4]
-            packed = np.zeros((len(where), 8), dtype=np.uint8)
-            packed[:, :width] = low[where]
-            codes, keys = pd.factorize(packed.view(np.uint64).ravel())
-            back = np.asarray(keys, dtype=np.uint64).view(np.uint8).reshape(-1, 8)[:, :width]
-            return where, codes, np.ascontiguousarray(back.astype(unit)).view(flat.dtype).ravel()
+    if flat.dtype.kind in "US" and flat.dtype.itemsize > 0 and len(flat):
+        width = flat.dtype.itemsize // (4 if flat.dtype.kind == "U" else 1)
+        coded = _ascii_keys(flat) if width <= _ASCII_WIDTH else None
+        if coded is not None:
+            where, keys = coded
+            codes, distinct = pd.factorize(keys)
+            return where, codes, _ascii_labels(np.asarray(distinct, np.uint64), flat.dtype)
     if flat.dtype.kind in "US":
         codes, uniques = pd.factorize(flat.astype(object))
         uniques = np.asarray(uniques, dtype=flat.dtype)

@@ -21,12 +21,16 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from evalstats import agreement, cluster_bootstrap
+from evalstats import agreement, cluster_bootstrap, emotion_labels
 from evalstats.agreement import twoway
+from evalstats.agreement.coding import Level
+from evalstats.options import report_options_set
 
 Result = tuple[str, str, float, float, float]
 N_BOOT = 400
 EMOTIONS = np.array([0.45, 0.15, 0.08, 0.05, 0.1, 0.12, 0.05])
+# The label rates checked: the commonest label, a rare one, and no majority (the fallback, 7).
+RATE_LABELS = (0, 3, 7)
 
 
 def _raters(rng: np.random.Generator, n_units: int, k: int, pool: int, zipf: bool) -> np.ndarray:
@@ -75,7 +79,10 @@ def _truths(kind: str, sd: float = 0.75) -> dict[str, float]:
     rng = np.random.default_rng(2024)
     if kind == "emotion":
         cells = twoway.cells_code(_emotions(rng, 6000, 4000, False), cluster="cluster")
-        return {"kappa": twoway.full_weights(cells, twoway.fleiss_statistic)}
+        truths = {"kappa": twoway.full_weights(cells, twoway.fleiss_statistic)}
+        a, self_w = twoway._counts(cells, np.ones((cells.n_raters, 1)))
+        rates = twoway.label_rate_statistic(cells)(a, self_w, np.ones((cells.n_units, 1)))[0]
+        return truths | {f"rate {k}": float(rates[k]) for k in RATE_LABELS}
     data = _ordinal(rng, 20_000, 4000, False, sd)
     return {
         "alpha nominal": agreement.krippendorff_alpha(data, "nominal"),
@@ -93,8 +100,8 @@ def kappa_studies(
         votes = _emotions(rng, dialogues, pool, zipf)
         cells = twoway.cells_code(votes, cluster="cluster")
         value = twoway.full_weights(cells, twoway.fleiss_statistic)
-        est = agreement.two_way_interval(
-            cells, twoway.fleiss_statistic, value, n_boot=N_BOOT, ci=0.95, seed=None
+        est = emotion_labels.kappa_two_way(
+            cells, value, n_boot=N_BOOT, level=0.95, seed=int(rng.integers(1 << 31))
         )
         low, high = est.low, est.high
         yield "kappa (EmotionLines-like)", "two-way", truth, low, high
@@ -105,6 +112,35 @@ def kappa_studies(
         yield "kappa (EmotionLines-like)", "naive dialogues", truth, old.low, old.high
 
 
+def rate_studies(
+    rng: np.random.Generator, n: int, *, pool: int, dialogues: int, zipf: bool = False
+) -> Iterator[Result]:
+    """Label rates (EmotionLines' Table 4 shares) of the dialogues of ``kappa_studies``: the
+    share of utterances whose 5 votes give each label by an absolute majority, or none."""
+    truths = _truths("emotion")
+    names = [str(k) for k in range(7)]
+    for _ in range(n):
+        votes = _emotions(rng, dialogues, pool, zipf)
+        votes = votes.rename(columns={"item": "utterance", "cluster": "item"})
+        votes["value"] = votes["value"].astype(str)
+        counts = votes.pivot_table(
+            index=["item", "utterance"], columns="value", aggfunc="size", fill_value=0
+        ).reindex(columns=names, fill_value=0)
+        gold = emotion_labels.gold_labels(
+            counts.reset_index().assign(source=""), names, {"fallback_label": "7"}
+        )
+        seed = int(rng.integers(1 << 31))
+        for interval, method in (("auto", "two-way"), ("units", "naive dialogues")):
+            with report_options_set(interval=interval, seed=seed):
+                table = emotion_labels.label_rates(
+                    gold, names, votes=votes, fallback="7", n_boot=N_BOOT
+                )
+            for k in RATE_LABELS:
+                row = table.iloc[k]
+                truth = truths[f"rate {k}"]
+                yield f"label rate {k}", method, truth, row["ci_low"] / 100, row["ci_high"] / 100
+
+
 def alpha_studies(
     rng: np.random.Generator, n: int, *, pool: int, items: int, zipf: bool = False
 ) -> Iterator[Result]:
@@ -113,7 +149,11 @@ def alpha_studies(
     for _ in range(n):
         data = _ordinal(rng, items, pool, zipf, 0.75)
         seed = int(rng.integers(1 << 31))
-        for name, level in (("alpha nominal", "nominal"), ("alpha ordinal", "ordinal")):
+        levels: tuple[tuple[str, Level], ...] = (
+            ("alpha nominal", "nominal"),
+            ("alpha ordinal", "ordinal"),
+        )
+        for name, level in levels:
             for interval in ("auto", "units"):
                 est = agreement.krippendorff_alpha_ci(
                     data, level, n_boot=N_BOOT, seed=seed, interval=interval
@@ -166,6 +206,9 @@ def designs() -> list[tuple[str, Callable[[np.random.Generator, int], Iterator[R
     out.append(
         ("kappa pool 20 Zipf, 150 dial.", partial(kappa_studies, pool=20, dialogues=150, zipf=True))
     )
+    for pool, zipf in ((8, False), (20, False), (40, False), (20, True)):
+        name = f"rates pool {pool}{' Zipf' if zipf else ''}, 150 dial."
+        out.append((name, partial(rate_studies, pool=pool, dialogues=150, zipf=zipf)))
     for pool in (8, 10, 40):
         out.append((f"alpha pool {pool}, 150 items", partial(alpha_studies, pool=pool, items=150)))
     out.append(

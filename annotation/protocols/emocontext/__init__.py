@@ -31,7 +31,7 @@ from annotation.protocols.base import (
 from corpora.records import EMOCONTEXT_LABELS, DialogueRecord, UtteranceRecord
 from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import aggregation, reports
-from evalstats.emotion_labels import distribution_figure, kappa_by_source
+from evalstats.emotion_labels import distribution_figure, kappa_by_source, label_rates
 from evalstats.options import report_options
 
 QUESTION = gettext_noop(
@@ -155,6 +155,8 @@ class EmoContextProtocol(DialogueItems, GoldChecks, Simulated, Judged):
         report.tables["distribution"] = pd.DataFrame(
             [{"source": "all", "items": n_items, **shares.to_dict(), "tied": tied}]
         )
+        if n_items:
+            report.tables["label_rates"] = _rates(gold, votes, labels, parameters["n_boot"])
         counts = _counts(judgments, labels)
         report.tables["agreement"] = kappa_by_source(
             counts.assign(source=""), labels, n_boot=parameters["n_boot"], votes=votes
@@ -236,6 +238,27 @@ def emocontext_labels(judgments: pd.DataFrame) -> pd.DataFrame:
         _votes(judgments), options.aggregate, seed=options.seed
     )
     return labels
+
+
+def _rates(gold: pd.DataFrame, votes: pd.DataFrame, labels: list[str], n_boot: int) -> pd.DataFrame:
+    """Return ``label_rates`` of the items' labels (the distribution's shares, ``tied`` for
+    none): the two-way interval re-labels resampled crowds by the majority, so it is used
+    only with the majority vote; Dawid-Skene's and MACE's shares get the item bootstrap."""
+    items = gold.rename_axis("item").reset_index()
+    items = items.assign(
+        utterance=0,
+        source="",
+        label=items["label"].where(~items["tied"].astype(bool), "tied").astype(str),
+    )
+    majority = report_options().aggregate == "majority"
+    return label_rates(
+        items,
+        labels,
+        votes=votes.assign(utterance=0) if majority else None,
+        fallback="tied",
+        threshold=1,
+        n_boot=n_boot,
+    ).replace({"source": {"(none)": "all"}})
 
 
 def _votes(judgments: pd.DataFrame) -> pd.DataFrame:

@@ -50,6 +50,7 @@ from evalstats.emotion_labels import (
     gold_labels,
     kappa_by_source,
     label_distribution,
+    label_rates,
     utterance_judgments,
     utterance_votes,
 )
@@ -314,11 +315,17 @@ class EmotionLinesProtocol(DialogueItems, GoldChecks, Simulated, Judged, Planned
         report.tables["distribution"] = label_distribution(
             gold, labels, fallback=parameters["fallback_label"]
         )
-        report.tables["agreement"] = kappa_by_source(
-            counts,
+        votes = utterance_judgments(judgments, labels)
+        report.tables["label_rates"] = label_rates(
+            gold,
             labels,
+            votes=votes,
+            fallback=parameters["fallback_label"],
+            threshold=parameters["vote_threshold"],
             n_boot=parameters["n_boot"],
-            votes=utterance_judgments(judgments, labels),
+        )
+        report.tables["agreement"] = kappa_by_source(
+            counts, labels, n_boot=parameters["n_boot"], votes=votes
         )
         threshold = parameters["vote_threshold"]
         need = f"at least {threshold}" if threshold else "an absolute majority (more than half)"
@@ -328,7 +335,9 @@ class EmotionLinesProtocol(DialogueItems, GoldChecks, Simulated, Judged, Planned
             "applies it). Fleiss' kappa per source over utterances with the usual number of "
             "votes; 95% CI (ci_method) by a bootstrap over dialogues (a dialogue's utterances "
             "share its context and workers), and over workers too when they label several "
-            "dialogues (the pigeonhole bootstrap, docs/statistics.md)."
+            "dialogues (the pigeonhole bootstrap, docs/statistics.md). label_rates: each "
+            "label's % of utterances (the distribution's shares) with a 95% CI by the same "
+            "rule (ci_method)."
         )
         if not report.tables["distribution"].empty:
             report.figures["distribution"] = distribution_figure(

@@ -39,7 +39,7 @@ from annotation.protocols.base import (
 from annotation.protocols.pairwise.figures import heatmap_figure, ranking_figure
 from annotation.protocols.pairwise.planner import ab_design
 from evalsite.errors import InvalidAnswer, InvalidParameters
-from evalstats import adaptive, ranking, reports
+from evalstats import adaptive, contrasts, ranking, reports, ties
 from evalstats.planner import ABDesign
 
 # The answers' labels, translated on the worker's page.
@@ -114,6 +114,63 @@ def _rankings_add(report: Report, rankings: list[pd.DataFrame]) -> None:
     )
 
 
+HALF_WIN_NOTE = (
+    "Estimand: the Bradley–Terry table counts 'both' as half a win each way (Firth's "
+    "penalised estimates), so its strengths are those of the half-win convention: when ties "
+    "are frequent they are compressed toward each other, smaller than under a model in which "
+    "ties have a probability of their own. The win-rate table drops ties altogether, so the two "
+    "tables may disagree (on how far apart two models are, even on their order when one model "
+    'ties much more often). The campaign parameter bt_ties = "davidson" models ties instead.'
+)
+CONTRAST_NOTE = (
+    "bt_contrasts: every pair of models, the difference of their log-strengths (model_a minus "
+    "model_b) with its 95% Wald interval (per pair, not adjusted; widened like the strengths' "
+    "by the design effect), the z-test's p and Holm's adjustment over all pairs (of each "
+    "group); the verdict follows the Holm-adjusted p. Read differences here rather than from "
+    "overlapping intervals of the ranking."
+)
+
+
+def _davidson_note(nus: list[float]) -> str:
+    values = ", ".join(f"{nu:.2f}" for nu in nus if np.isfinite(nu)) or "0 (no ties)"
+    return (
+        "Estimand: the Bradley–Terry table models ties by Davidson (1970): P(i beats j) = "
+        "πi / (πi + πj + ν√(πiπj)), P(both) = ν√(πiπj) / (…), fitted by maximum likelihood "
+        f"(ν = {values}); its strengths are Davidson's, not compressed by ties as the half-win "
+        "convention's are. The win-rate table drops ties altogether, so the two tables may "
+        "disagree."
+    )
+
+
+def _bradley_terry_add(
+    report: Report, data: pd.DataFrame, parameters: Mapping[str, Any]
+) -> list[pd.DataFrame]:
+    """Add the Bradley–Terry ranking(s) under the campaign's ``bt_ties``, the note stating
+    their estimand and the pairwise contrasts (one table per component); return the rankings."""
+    prior = float(parameters["bt_prior"])
+    convention = parameters.get("bt_ties", "half")
+    rankings = ranking.bradley_terry_components(data, prior=prior)
+    note = HALF_WIN_NOTE
+    if convention == "davidson":
+        try:
+            fitted = ties.davidson_components(data, prior=prior)
+        except ties.NoFiniteEstimate as error:
+            convention = "half"
+            note = f"The Davidson ties model could not be fitted ({error}). {note}"
+        else:
+            rankings = [table for table, _ in fitted]
+            note = _davidson_note([nu for _, nu in fitted])
+    _rankings_add(report, rankings)
+    report.notes.append(note)
+    tables = contrasts.bradley_terry_contrasts(data, ties_model=convention, prior=prior)
+    for number, table in enumerate(tables, start=1):
+        if not table.empty:
+            report.tables["bt_contrasts" if len(tables) == 1 else f"bt_contrasts_{number}"] = table
+    if any(not t.empty for t in tables):
+        report.notes.append(CONTRAST_NOTE)
+    return rankings
+
+
 class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs, Judged, Planned):
     """Choose the better of two responses, or both, or neither."""
 
@@ -139,6 +196,9 @@ class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs, Judged,
         "bt_prior": "Virtual wins each way per model pair added to the Bradley–Terry fit, which "
         "shrink strengths toward each other (0: none; Firth's penalty already keeps them "
         "finite; evalsite's choice, not in the paper).",
+        "bt_ties": "How the Bradley–Terry table treats 'both': \"half\" (half a win each way, "
+        'the default) or "davidson" (Davidson\'s 1970 model, in which ties have a probability '
+        "of their own; evalsite's choice, not in the paper).",
         "n_boot": "Bootstrap resamples for the agreement intervals (evalsite's choice).",
         **ALLOCATION_PARAMETER_HELP,
     }
@@ -149,6 +209,7 @@ class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs, Judged,
             "min_judgments_per_pair": 50,
             "groups": {},
             "bt_prior": 0.0,
+            "bt_ties": "half",
             "n_boot": 1000,
             **ALLOCATION_PARAMETERS,
         }
@@ -175,6 +236,11 @@ class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs, Judged,
         prior = cleaned["bt_prior"]
         if isinstance(prior, bool) or not isinstance(prior, int | float) or not 0 <= prior <= 10:
             errors["bt_prior"] = "Must be a number of virtual wins from 0 to 10."
+        if (
+            not isinstance(cleaned["bt_ties"], str)
+            or cleaned["bt_ties"] not in ties.TIE_CONVENTIONS
+        ):
+            errors["bt_ties"] = 'Must be "half" (a tie is half a win each way) or "davidson".'
         groups = cleaned["groups"]
         if not isinstance(groups, Mapping) or not all(
             isinstance(name, str)
@@ -301,8 +367,7 @@ class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs, Judged,
         report.tables["win_rates"] = ranking.win_rates(data)
         if parameters["groups"]:
             report.tables["groups"] = ranking.group_ratios(matrix, parameters["groups"])
-        rankings = ranking.bradley_terry_components(data, prior=float(parameters["bt_prior"]))
-        _rankings_add(report, rankings)
+        rankings = _bradley_terry_add(report, data, parameters)
         report.tables["agreement"] = reports.agreement_table(
             data.assign(group="choice", value=data["outcome"]),
             level="nominal",
@@ -318,12 +383,12 @@ class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs, Judged,
         report.notes.append(
             "Ratio = times the row model was chosen over the column model : the reverse; "
             "'both' and 'neither' count for neither side. Bradley–Terry strengths are log-"
-            "strengths (mean 0), Firth's penalised estimates with 'both' as half a win each "
-            f"way and 'neither' left out ({parameters['bt_prior']} virtual wins each way per "
-            "pair that met); 95% CIs are Wald intervals widened by the design effect of items "
-            "and workers. Win rate = share of model_a's wins among the pair's "
-            "decisive judgments; its 95% CI is crossed items×raters (a worker who judges many "
-            "items of a pair counted), Wilson on the effective size."
+            "strengths (mean 0) with 'neither' left out "
+            f"({parameters['bt_prior']} virtual wins each way per pair that met); 95% CIs are "
+            "Wald intervals widened by the design effect of items and workers. Win rate = "
+            "share of model_a's wins among the pair's decisive judgments; its 95% CI is crossed "
+            "items×raters (a worker who judges many items of a pair counted), Wilson on the "
+            "effective size."
         )
         report.notes.append(adaptive.allocation_note(parameters))
         report.figures["ratio_heatmap"] = heatmap_figure(matrix, pairs, report.tables["win_rates"])

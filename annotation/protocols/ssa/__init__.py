@@ -31,6 +31,12 @@ from annotation.protocols.base import (
     Simulated,
 )
 from annotation.protocols.likert import LikertProtocol, likert_items
+from annotation.protocols.ssa.contrasts import (
+    QUESTIONS,
+    contrasts_note,
+    crossed_design,
+    ssa_contrasts,
+)
 from annotation.protocols.ssa.planner import ssa_design
 from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import aggregation, agreement, cluster_bootstrap, figures, reports, uncertainty
@@ -49,7 +55,6 @@ SPECIFIC = gettext_noop(
     'different contexts is not specific ("That\'s nice" to "I love tennis").'
 )
 YES_NO: tuple[tuple[str, str], ...] = (("yes", gettext_noop("Yes")), ("no", gettext_noop("No")))
-QUESTIONS = ("sensible", "specific")
 # Probability that a simulated worker of each reliability answers a question correctly.
 _SIM_ACCURACY = {"good": 0.9, "noisy": 0.7}
 
@@ -164,6 +169,7 @@ class SSAProtocol(ResponseItems, GoldChecks, Simulated, Judged, Planned):
         labels = ssa_labels(items, judgments)
         scores = ssa_scores(labels, n_boot=n_boot, judgments=judgments)
         report.tables["scores"] = scores
+        report.tables["ssa_contrasts"] = ssa_contrasts(labels, judgments=judgments, n_boot=n_boot)
         report.tables["agreement"] = ssa_agreement(judgments, n_boot=n_boot)
         ties = int(labels[["sensible", "specific"]].isna().any(axis=1).sum()) if len(labels) else 0
         if report_options().aggregate != "majority":
@@ -183,6 +189,7 @@ class SSAProtocol(ResponseItems, GoldChecks, Simulated, Judged, Planned):
             "95% CIs (ci_method): crossed items×raters — the workers' leniency and each "
             "response's votes counted (docs/statistics.md) — Wilson on the effective size."
         )
+        report.notes.append(contrasts_note())
         if not scores.empty:
             report.figures["ssa"] = ssa_figure(
                 scores, title="Sensibleness, specificity and SSA per model", n_unit="responses"
@@ -374,42 +381,17 @@ def _percentiles(draws: np.ndarray, tail: float) -> list[tuple[float, float]]:
 def _ssa_crossed(
     judgments: pd.DataFrame, level: float
 ) -> Callable[[pd.DataFrame], list[tuple[float, float]]]:
-    """Return a function of one model's labels giving its crossed CIs (in %) per metric.
-
-    The raters' leniency (a 2 x 2 covariance over the sensible and specific votes) comes from
-    the votes of every model; a vote counts through whether it was pivotal for its response's
-    majority (docs/statistics.md, "Design-aware intervals").
-    """
-    answers = judgments[judgments["question"].isin(QUESTIONS)]
-    votes = (
-        answers.pivot_table(
-            index=["item", "rater"], columns="question", values="value", aggfunc="first"
-        )
-        .reindex(columns=list(QUESTIONS))
-        .reset_index()
-    )
-    votes.columns.name = None
-    for question in QUESTIONS:
-        votes[question] = votes[question].map({"yes": 1.0, "no": 0.0})
-    votes = votes.dropna(subset=list(QUESTIONS))
-    votes["ws"] = uncertainty.pivotal_weights(votes, "sensible")
-    votes["wp"] = uncertainty.pivotal_weights(votes, "specific")
-    effects = uncertainty.rater_effects(votes, list(QUESTIONS), weights=["ws", "wp"])
-    ds = uncertainty.majority_slopes(votes, "sensible")
-    dp = uncertainty.majority_slopes(votes, "specific")
-    slopes = [
-        votes.assign(s=ds, p=0.0),
-        votes.assign(s=0.0, p=dp),
-        votes.assign(s=ds / 2, p=dp / 2),
-    ]
+    """Return a function of one model's labels giving its crossed CIs (in %) per metric
+    (the design, ``contrasts.crossed_design``, from the votes of every model)."""
+    design = crossed_design(judgments)
 
     def bounds(part: pd.DataFrame) -> list[tuple[float, float]]:
         sens = pd.Series(part["sensible"].astype(float).to_numpy(), index=part["item"])
         spec = pd.Series(part["specific"].astype(float).to_numpy(), index=part["item"])
         out = []
-        for score, slope in zip((sens, spec, (sens + spec) / 2), slopes, strict=True):
+        for score, slope in zip((sens, spec, (sens + spec) / 2), design.slopes, strict=True):
             est = uncertainty.crossed_mean(
-                score, slope, effects, columns=["s", "p"], level=level, proportion=True
+                score, slope, design.effects, columns=["s", "p"], level=level, proportion=True
             )
             out.append((est.low * 100, est.high * 100))
         return out

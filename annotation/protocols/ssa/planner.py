@@ -1,6 +1,6 @@
 """The static SSA study's design for the planner (``evalstats.planner.ssa``): the responses of
-the smallest model, ``redundancy`` workers each from a shared pool, Holm over the models but
-one."""
+the smallest model, ``redundancy`` workers each from a shared pool, Holm over every pair of
+models (the report's ``ssa_contrasts``: SSA has no reference model)."""
 
 from __future__ import annotations
 
@@ -19,5 +19,5 @@ def ssa_design(
         responses_per_model=min(sizes.values()),
         raters_per_response=redundancy,
         pool=max(PLANNER_POOL, redundancy),
-        comparisons=max(1, len(sizes) - 1),
+        comparisons=max(1, len(sizes) * (len(sizes) - 1) // 2),
     )

@@ -42,6 +42,7 @@ from annotation.protocols.base import (
 )
 from annotation.protocols.empathetic_chat import _ranges_check
 from annotation.protocols.ssa import SSAProtocol, ssa_figure, ssa_labels, ssa_scores
+from annotation.protocols.ssa.contrasts import contrasts_note, ssa_contrasts
 from annotation.protocols.ssa_interactive.planner import chat_design
 from evalsite.errors import InvalidAnswer, InvalidParameters
 from evalstats import cluster_bootstrap, figures
@@ -209,6 +210,9 @@ class InteractiveSSAProtocol(LiveChat, Simulated, Planned):
             labels, n_boot=int(parameters["n_boot"]), conversations=chats, workers=workers
         )
         report.tables["scores"] = scores
+        report.tables["ssa_contrasts"] = ssa_contrasts(
+            labels, n_boot=int(parameters["n_boot"]), conversations=chats, workers=workers
+        )
         opened_by = parameters["opened_by"]
         report.notes.append(
             f"Conversations {READINGS[opened_by]} with {parameters['opener']!r}, "
@@ -222,6 +226,7 @@ class InteractiveSSAProtocol(LiveChat, Simulated, Planned):
             "over workers with all their conversations when workers hold several chats. Target: "
             f"{parameters['conversations_per_model']} conversations per model."
         )
+        report.notes.append(contrasts_note())
         if not scores.empty:
             report.figures["ssa"] = interactive_figure(scores, labels, chats)
         return report

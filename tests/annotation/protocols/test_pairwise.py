@@ -95,7 +95,7 @@ def test_report_maps_shown_positions_back_to_models_by_hand():
     assert not any("Fewer than" in n for n in report.notes)
 
 
-def _report_of(pairs):
+def _report_of(pairs, params=PARAMS):
     """Build the A/B report of (model_a, model_b, choice, count) rows, shown in order a, b."""
     items, rows = [], []
     for a, b, choice, count in pairs:
@@ -112,7 +112,7 @@ def _report_of(pairs):
                     "presentation": {"order": ["a", "b"]},
                 }
             )
-    return AB.report(PARAMS, pd.DataFrame(items), pd.DataFrame(rows))
+    return AB.report(params, pd.DataFrame(items), pd.DataFrame(rows))
 
 
 def test_a_disconnected_design_gets_one_ranking_per_group_and_a_note_saying_so():
@@ -139,10 +139,75 @@ def test_a_connected_design_gets_one_ranking_and_no_note():
     assert len(report.figures["bradley_terry"].figure.axes) == 1
 
 
+TIED = [("A", "B", "first", 8), ("A", "B", "second", 2), ("A", "B", "both", 10)] + [
+    ("B", "C", "first", 6),
+    ("B", "C", "second", 3),
+    ("B", "C", "both", 9),
+    ("A", "C", "first", 9),
+    ("A", "C", "second", 1),
+    ("A", "C", "both", 6),
+]
+
+
+def test_report_states_the_half_win_estimand_and_that_the_win_rates_drop_ties():
+    report = _report_of(TIED)
+    note = next(n for n in report.notes if n.startswith("Estimand"))
+    assert "'both' as half a win each way" in note and "compressed" in note
+    assert "win-rate table drops ties" in note and "may disagree" in note
+    assert "davidson" in note
+
+
+def test_davidson_option_fits_the_ties_model_and_says_so():
+    half = _report_of(TIED).tables["bradley_terry"].set_index("model")
+    params = AB.clean_parameters(
+        {"min_judgments_per_pair": 3, "n_boot": 200, "bt_ties": "davidson"}
+    )
+    report = _report_of(TIED, params)
+    table = report.tables["bradley_terry"].set_index("model")
+    assert list(table.index) == ["A", "B", "C"]
+    assert (table.loc["A", "strength"] - table.loc["C", "strength"]) > (
+        half.loc["A", "strength"] - half.loc["C", "strength"]
+    )
+    assert (table["n"] == half.loc[table.index, "n"]).all()
+    note = next(n for n in report.notes if n.startswith("Estimand"))
+    assert "Davidson (1970)" in note and "ν = " in note
+    contrast = report.tables["bt_contrasts"].set_index(["model_a", "model_b"])
+    assert contrast.loc[("A", "C"), "difference"] == pytest.approx(
+        table.loc["A", "strength"] - table.loc["C", "strength"]
+    )
+
+
+def test_report_has_a_contrast_row_for_every_pair_with_holm_and_a_verdict():
+    report = _report_of(TIED)
+    contrast = report.tables["bt_contrasts"]
+    assert [(r.model_a, r.model_b) for r in contrast.itertuples()] == [
+        ("A", "B"),
+        ("A", "C"),
+        ("B", "C"),
+    ]
+    assert (contrast["p_holm"] >= contrast["p"]).all()
+    assert contrast["verdict"].isin(["A higher", "B higher", "no difference at 5% (Holm)"]).all()
+    assert any(n.startswith("bt_contrasts:") for n in report.notes)
+
+
+def test_a_disconnected_design_gets_contrasts_per_group():
+    report = _report_of(
+        [("A", "B", "first", 8), ("A", "B", "second", 2), ("C", "D", "first", 5)]
+        + [("C", "D", "second", 5)]
+    )
+    assert "bt_contrasts" not in report.tables
+    assert list(report.tables["bt_contrasts_1"][["model_a", "model_b"]].iloc[0]) == ["A", "B"]
+    assert list(report.tables["bt_contrasts_2"][["model_a", "model_b"]].iloc[0]) == ["C", "D"]
+
+
 def test_parameters_are_validated():
     with pytest.raises(InvalidParameters) as refused:
-        AB.clean_parameters({"groups": {"g": [["a"]]}, "bt_prior": -1, "n_boot": "x"})
-    assert set(refused.value.fields) == {"groups", "bt_prior", "n_boot"}
+        AB.clean_parameters(
+            {"groups": {"g": [["a"]]}, "bt_prior": -1, "n_boot": "x", "bt_ties": "rao"}
+        )
+    assert set(refused.value.fields) == {"groups", "bt_prior", "n_boot", "bt_ties"}
+    assert "davidson" in refused.value.fields["bt_ties"]
+    assert AB.clean_parameters({})["bt_ties"] == "half"
     with pytest.raises(InvalidParameters, match="Unknown"):
         AB.clean_parameters({"pairs_per_item": 2})
 

@@ -250,8 +250,12 @@ def test_the_report_says_which_allocation_was_used():
     ):
         campaign = _campaign(allocation, per_pair=4)
         _run(campaign, 12, step=12)
-        notes = " ".join(campaign_report(campaign).notes)
-        assert words in notes
+        report = campaign_report(campaign)
+        assert words in " ".join(report.notes)
+        # The corrected rates the adaptive note announces are printed, and only there.
+        corrected = "win_rate_corrected" in report.tables["win_rates"].columns
+        assert corrected == (allocation == "adaptive")
+        assert ("model_win_rates" in report.tables) == (allocation == "adaptive")
 
 
 @pytest.mark.postgres

@@ -39,7 +39,7 @@ from annotation.protocols.base import (
 from annotation.protocols.pairwise.figures import heatmap_figure, ranking_figure
 from annotation.protocols.pairwise.planner import ab_design
 from evalsite.errors import InvalidAnswer, InvalidParameters
-from evalstats import adaptive, contrasts, ranking, reports, ties
+from evalstats import adaptive, adaptive_rates, contrasts, ranking, reports, ties
 from evalstats.planner import ABDesign
 
 # The answers' labels, translated on the worker's page.
@@ -169,6 +169,23 @@ def _bradley_terry_add(
     if any(not t.empty for t in tables):
         report.notes.append(CONTRAST_NOTE)
     return rankings
+
+
+def _corrected_rates_add(report: Report, data: pd.DataFrame, parameters: Mapping[str, Any]) -> None:
+    """Under adaptive allocation, add the rates its steering does not bias (allocation_note):
+    ``win_rate_corrected`` and ``ratio_corrected`` to ``win_rates``, and per model the pooled
+    and the corrected win rate (``model_win_rates``); evalstats/adaptive_rates.py says how."""
+    first = adaptive_rates.first_judgments(parameters)
+    if first is None:
+        return
+    pairs = adaptive_rates.pair_rates(data, first=first)
+    pairs = pairs.rename(columns={"corrected": "win_rate_corrected"})
+    report.tables["win_rates"] = report.tables["win_rates"].merge(
+        pairs[["model_a", "model_b", "win_rate_corrected", "ratio_corrected"]],
+        on=["model_a", "model_b"],
+        how="left",
+    )
+    report.tables["model_win_rates"] = adaptive_rates.model_rates(data, first=first)
 
 
 class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs, Judged, Planned):
@@ -368,6 +385,7 @@ class PairwiseProtocol(ResponseItems, GoldChecks, Simulated, ModelPairs, Judged,
         if parameters["groups"]:
             report.tables["groups"] = ranking.group_ratios(matrix, parameters["groups"])
         rankings = _bradley_terry_add(report, data, parameters)
+        _corrected_rates_add(report, data, parameters)
         report.tables["agreement"] = reports.agreement_table(
             data.assign(group="choice", value=data["outcome"]),
             level="nominal",

@@ -31,7 +31,9 @@ from scipy.special import expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import coverage_contrasts  # noqa: E402
 import coverage_raters  # noqa: E402
+import coverage_ties  # noqa: E402
 
 from evalstats import agreement, cluster_bootstrap, options, ranking, style, uncertainty  # noqa: E402
 
@@ -384,15 +386,11 @@ _arena_truth = cache(style.arena_marginal)
 
 
 def suite() -> list[tuple[str, Callable[[np.random.Generator, int], Iterator[Result]]]]:
-    """Return (design, run(rng, studies)) for every design of issue #19."""
+    """Return (design, run(rng, studies)) for every design of issues #19 and #33."""
     designs: list[tuple[str, Callable[[np.random.Generator, int], Iterator[Result]]]] = []
     for k in (1, 3):
-        designs.append(
-            (
-                f"Likert fresh raters, {k}/item",
-                partial(likert_studies, k=k, pool=None, sd_rater=0.5),
-            )
-        )
+        fresh = partial(likert_studies, k=k, pool=None, sd_rater=0.5)
+        designs.append((f"Likert fresh raters, {k}/item", fresh))
         for sd in (0.5, 1.0):
             designs.append(
                 (
@@ -436,7 +434,10 @@ def suite() -> list[tuple[str, Callable[[np.random.Generator, int], Iterator[Res
     designs.append(("BT unequal, 30 workers, taste sd 0.6", tastes))
     designs.append(("Arena neutral, 8 models, 600 convs", partial(arena_studies, gamma=0.0)))
     designs.append(("Arena length-biased, 8 models", partial(arena_studies, gamma=1.0)))
-    return designs + coverage_raters.designs()  # issue #33: worker pools
+    # Issue #33: worker pools, ties, contrasts.
+    return designs + [
+        d for m in (coverage_raters, coverage_ties, coverage_contrasts) for d in m.designs()
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,12 +6,14 @@ The intervals here account for that (docs/statistics.md, "Design-aware intervals
 each method and its sources; the bootstraps over conversations and dialogues are
 ``cluster_bootstrap``'s, the report options ``options``'):
 
-- ``rater_effects``: the variance of the raters' effects on their votes, by unbiased moments
-  of a crossed items x raters random-effects model (Henderson, 1953).
+- ``rater_effects`` (``evalstats.raters``): the variance of the raters' effects on their
+  votes, by unbiased moments of a crossed items x raters random-effects model (Henderson, 1953).
 - ``crossed_mean`` / ``crossed_contrast``: a mean of item scores (mean rating, majority label,
   win) and a difference of two such means; their variance adds the items' own variance to
   the covariance that shared raters induce (linearised through each vote's slope), with a t
   interval on Satterthwaite's (1946) degrees of freedom, or Wilson's for a proportion.
+- ``crossed_contrast``'s ``taste``: the raters' taste per model (``evalstats.taste``), which
+  a difference does not cancel.
 - ``holm``: Holm's (1979) step-down adjustment of model-vs-reference p-values.
 - ``mean_comparisons``: a Likert report's table of model means against the reference.
 """
@@ -26,9 +28,13 @@ import pandas as pd
 from scipy import sparse, stats
 
 from evalstats.options import report_options
+from evalstats.raters import RaterEffects as RaterEffects
+from evalstats.raters import rater_effects as rater_effects
+from evalstats.taste import rater_model_effects
 
 CROSSED = "crossed items×raters (moments), t"
 CROSSED_WILSON = "crossed items×raters (moments), Wilson"
+CROSSED_TASTE = "crossed items×raters + rater×model (moments), t"
 INDEPENDENT = "independent judgments (comparison only)"
 
 
@@ -51,167 +57,6 @@ class Contrast(NamedTuple):
     se: float
     p: float
     method: str
-
-
-class RaterEffects(NamedTuple):
-    """Covariance of the raters' additive effects on their votes, and its degrees of freedom.
-
-    ``tau`` is d x d for votes with d components (one for a rating, two for SSA's sensible
-    and specific votes); ``df`` is Satterthwaite's degrees of freedom of its diagonal.
-    """
-
-    tau: np.ndarray
-    df: float
-
-
-def _codes(votes: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Return item and rater codes of the votes and the numbers of items and raters."""
-    item, items = pd.factorize(votes["item"])
-    rater, raters = pd.factorize(votes["rater"])
-    return item, rater, len(items), len(raters)
-
-
-def rater_effects(
-    votes: pd.DataFrame,
-    columns: Sequence[str] = ("value",),
-    *,
-    weights: Sequence[str] | None = None,
-    group: str | None = None,
-) -> RaterEffects:
-    """Estimate the covariance of rater effects on votes from items judged several times.
-
-    The model is y_ir = a_i + b_ir + e_ir with item effects a (which absorb the models' means),
-    rater effects b with covariance tau, and noise e ~ (0, s2); items crossed with raters, any
-    unbalanced design. Within-item residuals z_ir = y_ir - mean_i remove the items. Their sum
-    of squares W and the between-rater sum of squares Q_b = sum_r n_r g_r g_r', g_r rater
-    r's weighted mean residual, have expectations linear in (tau, s2) with coefficients from
-    the design alone (Henderson, 1953, method 3 in spirit; docs/statistics.md):
-    E W = (sum_i (m_i - 1)) (tau + s2), E Q_b = K tau + L s2. ``weights`` (one column per
-    vote component) weigh each rater's votes in g_r: a majority label depends on a rater
-    through the votes where the rater is pivotal, so its rater effect is the effect on those
-    votes. With one rating per item, raters are compared through their items' residuals from
-    their ``group``'s mean (the model's: ``_between_raters``); without ``group``, tau = 0.
-    """
-    columns = list(columns)
-    d = len(columns)
-    zero = RaterEffects(np.zeros((d, d)), float("inf"))
-    data = votes.dropna(subset=columns)
-    m = data.groupby("item")["rater"].transform("size").to_numpy(dtype=float)
-    if not (m >= 2).any():
-        return _between_raters(data, columns, group) if group else zero
-    data, m = data[m >= 2], m[m >= 2]
-    y = data[columns].to_numpy(dtype=float)
-    w = np.ones_like(y) if weights is None else data[list(weights)].to_numpy(dtype=float)
-    item, rater, n_items, n_raters = _codes(data)
-    sums = np.zeros((n_items, d))
-    np.add.at(sums, item, y)
-    z = y - sums[item] / m[:, None]
-    n_r = np.bincount(rater, minlength=n_raters).astype(float)
-    if (n_r >= 2).sum() < 2:
-        return zero
-    w_total = float((np.bincount(item)[np.bincount(item) > 0] - 1.0).sum())
-    q_w = z.T @ z
-    w_r = np.zeros((n_raters, d))
-    np.add.at(w_r, rater, w)
-    v = np.divide(w, w_r[rater], out=np.zeros_like(w), where=w_r[rater] > 0)
-    g = np.zeros((n_raters, d))
-    np.add.at(g, rater, v * z)
-    q_b = (g * n_r[:, None]).T @ g
-    design = _design_moments(item, rater, v, m, n_r, n_items)
-    spread = np.diag(design.big_k) - np.diag(design.big_l)
-    if (spread <= 0).any():
-        return zero
-    tau = _covariance_nearest((q_b - design.big_l * q_w / w_total) / (design.big_k - design.big_l))
-    noise = np.clip(np.diag(q_w) / w_total - np.diag(tau), 0.0, None)
-    # Satterthwaite: n_r g_r^2 is about its expectation times chi2_1.
-    expect = design.k_r * np.diag(tau) + n_r[:, None] * design.l_r * noise
-    var_tau = 2.0 * (expect * expect).sum(axis=0) / spread**2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = np.where(var_tau > 0, 2.0 * np.diag(tau) ** 2 / var_tau, np.inf)
-    return RaterEffects(tau, float(min(np.min(df), n_raters - 1.0)))
-
-
-def _covariance_nearest(estimate: np.ndarray) -> np.ndarray:
-    """Return the covariance matrix nearest a moment estimate: its symmetric part with the
-    negative eigenvalues set to 0 (a variance estimated below 0 is 0)."""
-    values, vectors = np.linalg.eigh((estimate + estimate.T) / 2.0)
-    return (vectors * np.clip(values, 0.0, None)) @ vectors.T
-
-
-class _DesignMoments(NamedTuple):
-    """The coefficients of E Q_b = K tau + L s2, which depend on the design alone.
-
-    ``k_r`` holds each rater's share of K's diagonal and ``l_r`` each rater's weighted
-    count behind L's (before the factor n_r): the expectation of n_r g_r^2 that
-    Satterthwaite's degrees of freedom need.
-    """
-
-    big_k: np.ndarray
-    big_l: np.ndarray
-    k_r: np.ndarray
-    l_r: np.ndarray
-
-
-def _design_moments(
-    item: np.ndarray, rater: np.ndarray, v: np.ndarray, m: np.ndarray, n_r: np.ndarray, n_items: int
-) -> _DesignMoments:
-    """Return K and L of ``rater_effects`` for votes weighted v within their rater."""
-    n_raters, d = len(n_r), v.shape[1]
-    h = np.zeros((n_raters, d))
-    np.add.at(h, rater, v * (1.0 - 1.0 / m)[:, None])
-    u = sparse.csr_matrix((1.0 / m, (item, rater)), shape=(n_items, n_raters))
-    cs = []
-    for k in range(d):
-        vk = sparse.csr_matrix((v[:, k], (item, rater)), shape=(n_items, n_raters))
-        ck = sparse.csr_matrix(vk.T @ u)  # raters x raters, sparse: pools can be large
-        ck.setdiag(0.0)
-        cs.append(ck)
-    big_k, big_l = np.zeros((d, d)), np.zeros((d, d))
-    k_r = np.zeros((n_raters, d))
-    for k in range(d):
-        for l_ in range(d):
-            shared = np.asarray(cs[k].multiply(cs[l_]).sum(axis=1)).ravel()
-            per_rater = n_r * (h[:, k] * h[:, l_] + shared)
-            big_k[k, l_] = per_rater.sum()
-            cross = np.bincount(rater, weights=v[:, k] * v[:, l_] * (1.0 - 1.0 / m))
-            big_l[k, l_] = float((n_r[: len(cross)] * cross).sum())
-            if k == l_:
-                k_r[:, k] = per_rater
-    l_r = np.zeros((n_raters, d))
-    np.add.at(l_r, rater, v * v * (1.0 - 1.0 / m)[:, None])
-    return _DesignMoments(big_k, big_l, k_r, l_r)
-
-
-def _between_raters(data: pd.DataFrame, columns: list[str], group: str) -> RaterEffects:
-    """One-way random-effects ANOVA of the raters on residuals from each group's mean.
-
-    With a single rating per item, an item's rating is mu_g + b_r + (item and noise), so the
-    raters' mean residuals estimate tau by the unbalanced one-way moment estimator
-    (MS_b - MS_w) / n0 (Searle, Casella & McCulloch, 1992, section 3.5), with
-    Satterthwaite's degrees of freedom.
-    """
-    d = len(columns)
-    y = data[columns].to_numpy(dtype=float)
-    z = y - data.groupby(group)[columns].transform("mean").to_numpy(dtype=float)
-    rater, raters = pd.factorize(data["rater"])
-    n_r = np.bincount(rater).astype(float)
-    big_n, n_raters = float(len(z)), len(raters)
-    if n_raters < 2 or big_n <= n_raters:
-        return RaterEffects(np.zeros((d, d)), float("inf"))
-    g = np.zeros((n_raters, d))
-    np.add.at(g, rater, z)
-    g /= n_r[:, None]
-    within = z - g[rater]
-    ms_w = (within.T @ within) / (big_n - n_raters)
-    centred = g - (n_r @ g) / big_n
-    ms_b = ((centred * n_r[:, None]).T @ centred) / (n_raters - 1.0)
-    n0 = (big_n - (n_r * n_r).sum() / big_n) / (n_raters - 1.0)
-    tau = _covariance_nearest((ms_b - ms_w) / n0)
-    top = (n0 * np.diag(tau)) ** 2
-    bottom = np.diag(ms_b) ** 2 / (n_raters - 1.0) + np.diag(ms_w) ** 2 / (big_n - n_raters)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = np.where(top > 0, top / bottom, np.inf)
-    return RaterEffects(tau, float(min(np.min(df), n_raters - 1.0)))
 
 
 def pivotal_weights(votes: pd.DataFrame, column: str = "value") -> np.ndarray:
@@ -269,28 +114,36 @@ def _crossed(
     slopes: pd.DataFrame,
     effects: RaterEffects,
     columns: list[str],
+    taste: RaterEffects | None = None,
 ) -> tuple[float, float, float]:
-    """Return sum_g sign_g c_g' L_g, its variance and Satterthwaite's degrees of freedom."""
+    """Return sum_g sign_g c_g' L_g, its variance and Satterthwaite's degrees of freedom.
+
+    ``taste`` (omega of ``rater_model_effects``) adds the raters' effects that covary within a
+    group only: omega times each group's own rater term, which no sign cancels.
+    """
     items = pd.Index([i for _, _, index, _ in groups for i in index])
     d = _slopes(slopes, items, columns)
     c_all = np.concatenate([sign * c for _, c, _, sign in groups])
     value = float(sum(sign * (c @ x) for x, c, _, sign in groups))
-    item_parts = []
-    start = 0
+    omega = np.zeros_like(effects.tau) if taste is None else taste.tau
+    item_parts, taste_part, start = [], 0.0, 0
     for x, c, _, _ in groups:
         n = len(x)
         mine = [m[start : start + n] for m in d]
         ones = np.ones(n)
         # The sample variance misses the items' mean covariance through shared raters.
-        shared = _rater_term(ones, mine, effects.tau) / (n * (n - 1.0)) if n > 1 else 0.0
+        shared = _rater_term(ones, mine, effects.tau + omega) / (n * (n - 1.0)) if n > 1 else 0.0
         sigma2 = float(np.var(x, ddof=1)) + shared if n > 1 else float("nan")
         item_parts.append((float((c * c).sum()) * sigma2, n - 1.0))
+        taste_part += _rater_term(c, mine, omega) if omega.any() else 0.0
         start += n
     rater_part = _rater_term(c_all, d, effects.tau)
-    total = max(sum(v for v, _ in item_parts) + rater_part, 0.0)
+    total = max(sum(v for v, _ in item_parts) + rater_part + taste_part, 0.0)
     terms = [v * v / df for v, df in item_parts if df > 0]
     if rater_part > 0 and np.isfinite(effects.df):
         terms.append(rater_part**2 / effects.df)
+    if taste is not None and taste_part > 0 and np.isfinite(taste.df):
+        terms.append(taste_part**2 / taste.df)
     df = total * total / sum(terms) if sum(terms) > 0 else float("inf")
     return value, total, df
 
@@ -351,24 +204,27 @@ def crossed_contrast(
     weights_a: pd.Series | None = None,
     weights_b: pd.Series | None = None,
     level: float = 0.95,
+    taste: RaterEffects | None = None,
 ) -> Contrast:
     """Return mean(A) - mean(B) of item scores with a crossed t interval and its p-value.
 
     A and B are different items (two models' responses); a rater who judged both shifts both
-    means alike, which the rater term (with opposite signs) takes into account.
+    means alike, which the rater term (with opposite signs) takes into account. Their taste
+    for each model (``taste``: ``rater_model_effects``) does not cancel and widens the interval.
     """
     xa, ca, ia = _group(scores_a, weights_a)
     xb, cb, ib = _group(scores_b, weights_b)
     nan = float("nan")
+    method = CROSSED if taste is None else CROSSED_TASTE
     if len(xa) < 2 or len(xb) < 2:
         value = float(ca @ xa - cb @ xb) if len(xa) and len(xb) else nan
-        return Contrast(value, nan, nan, nan, nan, CROSSED)
+        return Contrast(value, nan, nan, nan, nan, method)
     groups = [(xa, ca, ia, 1.0), (xb, cb, ib, -1.0)]
-    value, var, df = _crossed(groups, slopes, effects, list(columns))
+    value, var, df = _crossed(groups, slopes, effects, list(columns), taste)
     se = float(np.sqrt(var))
     half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se
     p = float(2.0 * stats.t.sf(abs(value) / se, df)) if se > 0 else nan
-    return Contrast(value, value - half, value + half, se, p, CROSSED)
+    return Contrast(value, value - half, value + half, se, p, method)
 
 
 def mean_slopes(judgments: pd.DataFrame) -> pd.DataFrame:
@@ -435,7 +291,8 @@ def mean_comparisons(
     ``ratings`` has ``model``, ``aspect``, ``item``, ``rater``, ``value``. The mean is that of
     all ratings (items weighted by their number of ratings), its interval ``crossed_mean``'s;
     each model other than ``reference`` gets ``diff`` = its mean minus the reference's on the
-    same aspect with ``crossed_contrast``'s interval and p-value, ``p_holm`` adjusted over
+    same aspect with ``crossed_contrast``'s interval and p-value (with the raters' taste per
+    model, ``rater_model_effects``), ``p_holm`` adjusted over
     every comparison of the table (Holm), and ``better`` when p_holm < ``alpha`` and the
     difference is positive. ``level`` defaults to the report options'; their method
     "independent" takes every rating as an independent unit (the paper's SEM, with t).
@@ -448,6 +305,7 @@ def mean_comparisons(
         if options.method == "independent":
             part = part.assign(item=np.arange(len(part)), rater=np.arange(len(part)))
         effects = rater_effects(part, group="model")
+        taste = rater_model_effects(part) if options.method == "design" else None
         slopes = mean_slopes(part)
         by_item = part.groupby("item").agg(
             score=("value", "mean"), n=("value", "size"), model=("model", "first")
@@ -472,6 +330,7 @@ def mean_comparisons(
                     weights_a=g["n"],
                     weights_b=ref["n"],
                     level=level,
+                    taste=taste,
                 )
                 row.update(diff=diff.value, diff_low=diff.low, diff_high=diff.high, p=diff.p)
             rows.append(row)

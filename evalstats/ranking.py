@@ -32,6 +32,7 @@ from scipy.stats import binomtest
 
 from evalstats import uncertainty
 from evalstats.options import report_options
+from evalstats.sandwich import design_effect
 
 OUTCOMES = ("a", "b", "both", "neither")
 PAIR_COLUMNS = [
@@ -337,27 +338,7 @@ def _variances(
     own = lever[ia]
     own -= lever[ib]
     own *= residual[:, None]
-
-    def sandwich(codes: np.ndarray) -> np.ndarray:
-        groups = int(codes.max()) + 1
-        summed = np.zeros((groups, len(contrasts)))
-        np.add.at(summed, codes, own)
-        # G / (G - 1): the usual small-sample correction of a sandwich over G clusters.
-        return np.einsum("ij,ij->j", summed, summed) * groups / max(groups - 1, 1)
-
-    # Every judgment its own cluster: the sums are the judgments' own scores.
-    n = len(own)
-    independent = np.einsum("ij,ij->j", own, own) * n / max(n - 1, 1)
-    if len(clusters) == 1:
-        robust = sandwich(clusters[0])
-    else:
-        first, second = clusters
-        both, _ = pd.factorize(pd.Series(first.astype(np.int64) * (int(second.max()) + 1) + second))
-        robust = sandwich(first) + sandwich(second) - sandwich(both)
-        robust = np.maximum(robust, np.maximum(sandwich(first), sandwich(second)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        effect = np.where(independent > 0, robust / independent, 1.0)
-    return model * np.maximum(effect, 1.0)
+    return model * design_effect(own, clusters)
 
 
 def comparison_components(outcomes: pd.DataFrame) -> list[list[str]]:

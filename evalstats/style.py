@@ -21,6 +21,7 @@ from scipy.special import expit
 
 from evalstats import ranking
 from evalstats.options import report_options
+from evalstats.sandwich import design_effect
 
 STYLE_KEYS = ("chars", "headers", "lists", "bold")
 
@@ -285,31 +286,7 @@ def _variances(votes: _Votes, theta: np.ndarray, n: int, clusters: list[np.ndarr
     # Each vote's score (y - p) x pushed through I⁺: its influence on every parameter.
     own = inverse[ia] - inverse[ib] + z @ inverse[k:]
     own *= (votes.score[:n] - prob[:n])[:, None]
-    return model * _design_effect(own, clusters)
-
-
-def _sandwich(own: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    groups = int(codes.max()) + 1
-    summed = np.zeros((groups, own.shape[1]))
-    np.add.at(summed, codes, own)
-    return np.einsum("ij,ij->j", summed, summed) * groups / max(groups - 1, 1)
-
-
-def _design_effect(own: np.ndarray, clusters: list[np.ndarray]) -> np.ndarray:
-    """Return the cluster-robust over the independent sandwich, floored at 1 (one or two
-    clusterings; ``ranking._variances``)."""
-    n = len(own)
-    independent = np.einsum("ij,ij->j", own, own) * n / max(n - 1, 1)
-    if len(clusters) == 1:
-        robust = _sandwich(own, clusters[0])
-    else:
-        first, second = clusters
-        both, _ = pd.factorize(pd.Series(first.astype(np.int64) * (int(second.max()) + 1) + second))
-        one, two = _sandwich(own, first), _sandwich(own, second)
-        robust = np.maximum(one + two - _sandwich(own, both), np.maximum(one, two))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        effect = np.where(independent > 0, robust / independent, 1.0)
-    return np.maximum(effect, 1.0)
+    return model * design_effect(own, clusters)
 
 
 def _table(

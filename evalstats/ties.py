@@ -28,6 +28,7 @@ from scipy import stats
 
 from evalstats import ranking
 from evalstats.options import report_options
+from evalstats.sandwich import design_effect
 
 TIE_CONVENTIONS = ("half", "davidson")
 
@@ -115,35 +116,6 @@ def _newton(
     p = _probabilities(rows, beta, ties)
     inverse = np.linalg.inv(_information(rows, counts, p) + centre) - centre
     return beta, inverse
-
-
-def design_effect(own: np.ndarray, clusters: list[np.ndarray]) -> np.ndarray:
-    """Return per column of ``own`` (judgments x contrasts: each judgment's influence) the
-    ratio of the cluster-robust variance to the independent one, floored at 1.
-
-    Two clusterings take Cameron, Gelbach & Miller's two-way sandwich, as ``ranking`` does.
-    """
-    if not clusters or not len(own):
-        return np.ones(own.shape[1])
-
-    def sandwich(codes: np.ndarray) -> np.ndarray:
-        groups = int(codes.max()) + 1
-        summed = np.zeros((groups, own.shape[1]))
-        np.add.at(summed, codes, own)
-        return np.einsum("ij,ij->j", summed, summed) * groups / max(groups - 1, 1)
-
-    n = len(own)
-    independent = np.einsum("ij,ij->j", own, own) * n / max(n - 1, 1)
-    if len(clusters) == 1:
-        robust = sandwich(clusters[0])
-    else:
-        first, second = clusters
-        both, _ = pd.factorize(pd.Series(first.astype(np.int64) * (int(second.max()) + 1) + second))
-        robust = sandwich(first) + sandwich(second) - sandwich(both)
-        robust = np.maximum(robust, np.maximum(sandwich(first), sandwich(second)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        effect = np.where(independent > 0, robust / independent, 1.0)
-    return np.maximum(effect, 1.0)
 
 
 def davidson_fit(

@@ -9,7 +9,9 @@ such means.
 
 Rows: the Likert report's difference interval (``uncertainty.mean_comparisons``, with the
 raters' taste, ``evalstats.taste``), the same interval without the taste term ("naive
-no-taste": the interval before issue #33), and the report's mean interval. A second study
+no-taste": the interval before issue #33), the report's mean interval (the raters' variance
+within a model, ``taste.within_model_effects``: "crossed, within") and the mean interval with
+the raters' variance across models ("naive across", the one before). A second study
 with two *equal* models measures the report's "better than the reference" decision: the
 statistic "not falsely better" has truth 0 and the interval (diff_low, max(diff_high, 0)), so
 its "coverage" is 1 - the rate at which a model equal to the reference is called better
@@ -86,6 +88,18 @@ def _no_taste(data: pd.DataFrame) -> uncertainty.Contrast:
     )
 
 
+def _across_models_mean(data: pd.DataFrame) -> uncertainty.Interval:
+    """Return the mean interval with the raters' variance across models (the one before)."""
+    items = data.groupby("item").agg(
+        score=("value", "mean"), n=("value", "size"), model=("model", "first")
+    )
+    a = items[items["model"] == "model"]
+    effects = uncertainty.rater_effects(data, group="model")
+    return uncertainty.crossed_mean(
+        a["score"], uncertainty.mean_slopes(data), effects, weights=a["n"]
+    )
+
+
 def taste_studies(
     rng: np.random.Generator, n: int, *, k: int, pool: int, taste: float
 ) -> Iterator[Result]:
@@ -101,7 +115,9 @@ def taste_studies(
         yield "Likert difference", "crossed + taste", true_diff, row["diff_low"], row["diff_high"]
         old = _no_taste(data)
         yield "Likert difference", "naive no-taste", true_diff, old.low, old.high
-        yield "Likert mean", "crossed", truth["model"], row["ci_low"], row["ci_high"]
+        yield "Likert mean", "crossed, within", truth["model"], row["ci_low"], row["ci_high"]
+        old_mean = _across_models_mean(data)
+        yield "Likert mean", "naive across", truth["model"], old_mean.low, old_mean.high
         equal = _study(rng, {"model": 3.1, "reference": 3.1}, k=k, pool=pool, taste=taste)
         row = uncertainty.mean_comparisons(equal, reference="reference").set_index("model")
         row = row.loc["model"]

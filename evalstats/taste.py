@@ -94,6 +94,20 @@ def cross_products(votes: pd.DataFrame, *, group: str = "model", column: str = "
     return Cross(np.asarray(labels)[r], g[p], g[q], weight, 1.0 - own + shared)
 
 
+def within_model_effects(
+    votes: pd.DataFrame, *, group: str = "model", column: str = "value"
+) -> RaterEffects:
+    """Estimate V = tau + omega, the raters' variance within a ``group`` (a 1 x 1 RaterEffects).
+
+    ``rater_effects`` with every (rater, group) pair as a rater of its own, pooled over the
+    groups: a rater's leniency and taste for a model move all of its ratings of that model
+    alike, so a mean of one model's ratings has this rater variance, not tau. Where no rater
+    rated two groups, the pairs are the raters and this is ``rater_effects`` itself.
+    """
+    data = votes.dropna(subset=[column])
+    return rater_effects(data.assign(rater=_pairs(data, group)[1]), [column], group=group)
+
+
 def rater_model_effects(
     votes: pd.DataFrame, *, group: str = "model", column: str = "value"
 ) -> RaterEffects:
@@ -114,7 +128,7 @@ def rater_model_effects(
     n_both = len(np.unique(cross.rater))
     if n_both < 2 or not (cross.weight * cross.coef).sum() > 0:
         return zero
-    within = rater_effects(data.assign(rater=_pairs(data, group)[1]), [column], group=group)
+    within = within_model_effects(data, group=group, column=column)
     denominator = float((cross.weight * cross.coef).sum())
     tau = float((cross.weight * cross.g_a * cross.g_b).sum()) / denominator
     omega = max(float(within.tau[0, 0]) - tau, 0.0)

@@ -13,7 +13,8 @@ each method and its sources; the bootstraps over conversations and dialogues are
   the covariance that shared raters induce (linearised through each vote's slope), with a t
   interval on Satterthwaite's (1946) degrees of freedom, or Wilson's for a proportion.
 - ``crossed_contrast``'s ``taste``: the raters' taste per model (``evalstats.taste``), which
-  a difference does not cancel.
+  a difference does not cancel; a model's mean takes leniency and taste together
+  (``within_model_effects``).
 - ``holm``: Holm's (1979) step-down adjustment of model-vs-reference p-values.
 - ``mean_comparisons``: a Likert report's table of model means against the reference.
 """
@@ -30,7 +31,7 @@ from scipy import sparse, stats
 from evalstats.options import report_options
 from evalstats.raters import RaterEffects as RaterEffects
 from evalstats.raters import rater_effects as rater_effects
-from evalstats.taste import rater_model_effects
+from evalstats.taste import rater_model_effects, within_model_effects
 
 CROSSED = "crossed items×raters (moments), t"
 CROSSED_WILSON = "crossed items×raters (moments), Wilson"
@@ -279,6 +280,22 @@ MEAN_COLUMNS = [
 ]
 
 
+def _aspect_effects(
+    part: pd.DataFrame, *, design: bool
+) -> tuple[RaterEffects, RaterEffects, RaterEffects | None]:
+    """Return the raters' effects across models (tau), within a model (V) and their taste.
+
+    One model's mean moves with its raters' leniency and taste for that model (V = tau +
+    omega); a difference of two models' means with the leniency of the raters they share
+    (tau) and their taste (omega), each model's own. Without the design (the method
+    "independent") there is no taste and V is tau.
+    """
+    effects = rater_effects(part, group="model")
+    if not design:
+        return effects, effects, None
+    return effects, within_model_effects(part), rater_model_effects(part)
+
+
 def mean_comparisons(
     ratings: pd.DataFrame,
     *,
@@ -289,13 +306,14 @@ def mean_comparisons(
     """Return per model and aspect the mean's crossed interval and the test against the reference.
 
     ``ratings`` has ``model``, ``aspect``, ``item``, ``rater``, ``value``. The mean is that of
-    all ratings (items weighted by their number of ratings), its interval ``crossed_mean``'s;
+    all ratings (items weighted by their number of ratings), its interval ``crossed_mean``'s
+    with the raters' variance within a model (``within_model_effects``: leniency and taste);
     each model other than ``reference`` gets ``diff`` = its mean minus the reference's on the
     same aspect with ``crossed_contrast``'s interval and p-value (with the raters' taste per
-    model, ``rater_model_effects``), ``p_holm`` adjusted over
-    every comparison of the table (Holm), and ``better`` when p_holm < ``alpha`` and the
-    difference is positive. ``level`` defaults to the report options'; their method
-    "independent" takes every rating as an independent unit (the paper's SEM, with t).
+    model, ``rater_model_effects``), ``p_holm`` adjusted over every comparison of the table
+    (Holm), and ``better`` when p_holm < ``alpha`` and the difference is positive. ``level``
+    defaults to the report options'; their method "independent" takes every rating as an
+    independent unit (the paper's SEM, with t).
     """
     options = report_options()
     level = options.level if level is None else level
@@ -304,8 +322,7 @@ def mean_comparisons(
         part = part.dropna(subset=["value"])
         if options.method == "independent":
             part = part.assign(item=np.arange(len(part)), rater=np.arange(len(part)))
-        effects = rater_effects(part, group="model")
-        taste = rater_model_effects(part) if options.method == "design" else None
+        effects, within, taste = _aspect_effects(part, design=options.method == "design")
         slopes = mean_slopes(part)
         by_item = part.groupby("item").agg(
             score=("value", "mean"), n=("value", "size"), model=("model", "first")
@@ -313,7 +330,7 @@ def mean_comparisons(
         groups = {m: g for m, g in by_item.groupby("model", sort=True)}
         ref = groups.get(reference) if reference else None
         for model, g in groups.items():
-            est = crossed_mean(g["score"], slopes, effects, weights=g["n"], level=level)
+            est = crossed_mean(g["score"], slopes, within, weights=g["n"], level=level)
             row: dict[str, object] = {
                 "model": model,
                 "aspect": aspect,

@@ -216,7 +216,15 @@ def _rate_cells(
     one-way bootstrap over dialogues."""
     if votes is None or votes.empty or options.method != "design":
         return None
-    keep = pd.MultiIndex.from_frame(part[["item", "utterance"]])
+    return _utterance_cells(part, votes, options)
+
+
+def _utterance_cells(
+    used: pd.DataFrame, votes: pd.DataFrame, options: ReportOptions
+) -> twoway.Cells | None:
+    """Return the votes on ``used``'s utterances coded for the two-way bootstrap (units:
+    utterances, clusters: dialogues), or None when ``two_way_chosen`` keeps the one-way."""
+    keep = pd.MultiIndex.from_frame(used[["item", "utterance"]])
     mine = votes[pd.MultiIndex.from_frame(votes[["item", "utterance"]]).isin(keep)]
     if mine.empty or not twoway.two_way_chosen(
         mine["item"].to_numpy(), mine["rater"].to_numpy(), options.interval
@@ -355,17 +363,7 @@ def _kappa_cells(
         return None
     if "utterance" not in used:  # one labelled utterance per item (EmoContext)
         used, votes = used.assign(utterance=0), votes.assign(utterance=0)
-    keep = pd.MultiIndex.from_frame(used[["item", "utterance"]])
-    part = votes[pd.MultiIndex.from_frame(votes[["item", "utterance"]]).isin(keep)]
-    if not twoway.two_way_chosen(
-        part["item"].to_numpy(), part["rater"].to_numpy(), options.interval
-    ):
-        return None
-    unit = part["item"].astype(str) + "\x1f" + part["utterance"].astype(str)
-    long = pd.DataFrame(
-        {"item": unit, "rater": part["rater"], "value": part["value"], "cluster": part["item"]}
-    )
-    return twoway.cells_code(long, "nominal", cluster="cluster")
+    return _utterance_cells(used, votes, options)
 
 
 def distribution_figure(

@@ -36,13 +36,14 @@ other workers, within the campaign's top-up cap. The excluded worker's judgment 
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
@@ -113,6 +114,9 @@ def item_next(*, assignment: Assignment, now: datetime | None = None) -> Item | 
     item. Otherwise the worker's expired leases are released and a new item is leased.
     """
     now = now or timezone.now()
+    leased = _lease_in_one_statement(assignment, now)
+    if leased is not None:
+        return leased
     campaign = assignment.campaign
     worker = assignment.worker
     with transaction.atomic():
@@ -151,6 +155,82 @@ def item_next(*, assignment: Assignment, now: datetime | None = None) -> Item | 
     return None
 
 
+# The common case of ``item_next`` on PostgreSQL as one statement (docs/architecture.md,
+# "Allocation in one statement"): a worker who holds no lease in the campaign, which has no
+# gold items to dose and does not steer, takes the first open item of the fewest-claimed
+# level from a random rank (then below it), locked with SKIP LOCKED, and leases it: the
+# lease's INSERT and ``claims + 1`` commit together, as in ``lease_create``. The row lock
+# re-checks ``claims < redundancy`` on the row's latest version (READ COMMITTED), so a
+# concurrent lease never takes an item past its redundancy. No row: the general path.
+_OPEN_ITEM = """
+    SELECT i.id FROM {item} i
+    WHERE i.campaign_id = %(campaign)s AND i.gold IS NULL AND i.claims < %(redundancy)s
+      AND i.claims = (SELECT claims FROM level) AND i.shuffle {side} %(rank)s
+      AND NOT EXISTS (SELECT 1 FROM held)
+      AND NOT EXISTS (SELECT 1 FROM {judgment} j
+                      WHERE j.item_id = i.id AND j.worker_id = %(worker)s)
+      AND NOT EXISTS (SELECT 1 FROM {lease} l WHERE l.item_id = i.id AND l.worker_id = %(worker)s)
+    ORDER BY i.shuffle LIMIT 1 FOR UPDATE SKIP LOCKED
+"""
+_LEASE_ONE = """
+WITH held AS (
+    SELECT 1 FROM {lease} l JOIN {item} i ON i.id = l.item_id
+    WHERE l.worker_id = %(worker)s AND i.campaign_id = %(campaign)s LIMIT 1
+), level AS (
+    SELECT claims FROM {item}
+    WHERE campaign_id = %(campaign)s AND gold IS NULL AND claims < %(redundancy)s
+    ORDER BY claims LIMIT 1
+), above AS ({above}), below AS ({below}),
+chosen AS (SELECT id FROM above UNION ALL SELECT id FROM below LIMIT 1),
+leased AS (
+    INSERT INTO {lease} (item_id, worker_id, assignment_id, created_at, expires_at)
+    SELECT id, %(worker)s, %(assignment)s, %(now)s, %(expires)s FROM chosen
+    RETURNING item_id
+)
+UPDATE {item} SET claims = {item}.claims + 1 FROM leased WHERE {item}.id = leased.item_id
+RETURNING {columns}
+"""
+
+
+@functools.cache
+def _lease_sql() -> str:
+    tables = {
+        "item": Item._meta.db_table,
+        "lease": Lease._meta.db_table,
+        "judgment": Judgment._meta.db_table,
+    }
+    columns = ", ".join(f"{tables['item']}.{f.column}" for f in Item._meta.concrete_fields)
+    return _LEASE_ONE.format(
+        above=_OPEN_ITEM.format(side=">=", **tables),
+        below=_OPEN_ITEM.format(side="<", **tables),
+        columns=columns,
+        **tables,
+    )
+
+
+def _lease_in_one_statement(assignment: Assignment, now: datetime) -> Item | None:
+    """Lease the worker the next item in one statement where that is the whole work (see
+    ``_LEASE_ONE``); None where the general path of ``item_next`` must decide."""
+    campaign = assignment.campaign
+    if (
+        connection.vendor != "postgresql"
+        or campaign.gold_rate > 0
+        or steering.steering_on(campaign)
+    ):
+        return None
+    expires_at = now + timedelta(seconds=lease_seconds(assignment))
+    params = {
+        "campaign": campaign.pk,
+        "worker": assignment.worker_id,
+        "assignment": assignment.pk,
+        "redundancy": campaign.redundancy,
+        "rank": _RANK.randrange(2**31),
+        "now": now,
+        "expires": expires_at,
+    }
+    return next(iter(Item.objects.raw(_lease_sql(), params)), None)
+
+
 def lease_create(*, item: Item, assignment: Assignment, expires_at: datetime) -> Item:
     """Lease ``item`` to the assignment's worker until ``expires_at``: the one way a lease is
     made. The caller holds the item's row lock and checked it is open (gold items excepted:
@@ -185,14 +265,30 @@ def lease_fulfil(*, lease: Lease, item: Item) -> None:
     under its row lock and stores the judgments in the same transaction.
 
     Raise Conflict if the lease was released meanwhile (its time ran out and it was swept).
+    On PostgreSQL the DELETE and ``judged + 1`` are one statement (``_FULFIL``).
     """
-    if not Lease.objects.filter(pk=lease.pk).delete()[0]:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _FULFIL.format(item=Item._meta.db_table, lease=Lease._meta.db_table),
+                [lease.pk, item.pk],
+            )
+            fulfilled = cursor.fetchone() is not None
+    elif fulfilled := bool(Lease.objects.filter(pk=lease.pk).delete()[0]):
+        Item.objects.filter(pk=item.pk).update(judged=F("judged") + 1)
+    if not fulfilled:
         raise Conflict(
             "Your time for this item ran out and it went back to the pool; "
             "please continue with the next item."
         )
-    Item.objects.filter(pk=item.pk).update(judged=F("judged") + 1)
     item.judged += 1
+
+
+_FULFIL = """
+WITH gone AS (DELETE FROM {lease} WHERE id = %s RETURNING id)
+UPDATE {item} SET judged = judged + 1 WHERE id = %s AND EXISTS (SELECT 1 FROM gone)
+RETURNING id
+"""
 
 
 def item_judged_unleased(*, item: Item) -> None:

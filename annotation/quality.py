@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q, QuerySet, Value
 from django.utils.translation import gettext
 
 from annotation import signals
@@ -73,7 +73,7 @@ QUALITY_COLUMNS = [
 @transaction.atomic
 def worker_soft_block(*, campaign: Campaign, worker: Worker, reason: str) -> Participation:
     """Soft-block a worker in a campaign (idempotent); their judgments stay, flagged."""
-    blocked_before = worker_soft_blocked(campaign=campaign, worker=worker)
+    blocked_before = _soft_blocks(campaign, worker).exists()  # now, not as read on arrival
     participation, _ = Participation.objects.update_or_create(
         campaign=campaign,
         worker=worker,
@@ -94,19 +94,54 @@ def worker_unblock(*, campaign: Campaign, worker: Worker) -> Participation:
 
 
 def worker_soft_blocked(*, campaign: Campaign, worker: Worker) -> bool:
-    """Tell whether quality control stopped this worker in this campaign (the one check)."""
-    return Participation.objects.filter(
-        campaign=campaign, worker=worker, soft_blocked=True
+    """Tell whether quality control stopped this worker in this campaign (the one check); a
+    worker read by ``workers_standing`` for this campaign carries the answer already."""
+    if getattr(worker, "standing_in", None) == campaign.pk:
+        return bool(worker.soft_blocked)  # type: ignore[attr-defined]
+    return _soft_blocks(campaign, worker).exists()
+
+
+def _soft_blocks(campaign: Campaign, worker: Worker | OuterRef) -> QuerySet[Participation]:
+    return Participation.objects.filter(campaign=campaign, soft_blocked=True).filter(
+        worker=worker  # type: ignore[misc]  # django-stubs: OuterRef is a valid value
+    )
+
+
+def _blocks(campaign: Campaign, worker: Worker | OuterRef) -> QuerySet[WorkerBlock]:
+    """The blocks that cover the worker in this campaign: the campaign's owner's own or a
+    global one (an admin's). Another researcher's block does not count here: researchers
+    decide for their studies."""
+    return WorkerBlock.objects.filter(
+        Q(owner=None) | Q(owner_id=campaign.owner_id), lifted_at=None
+    ).filter(worker=worker)  # type: ignore[misc]  # django-stubs: OuterRef is a valid value
+
+
+def workers_standing(*, campaign: Campaign) -> QuerySet[Worker]:
+    """Workers with their standing in this campaign, read with them in one statement (an
+    arrival's checks run on every page): ``blocked`` (``worker_block_applies``) and
+    ``soft_blocked`` (``worker_soft_blocked``, which then asks nothing more)."""
+    here = OuterRef("pk")
+    return Worker.objects.annotate(
+        standing_in=Value(campaign.pk),
+        blocked=Exists(_blocks(campaign, here)),
+        soft_blocked=Exists(_soft_blocks(campaign, here)),
+    )
+
+
+def worker_excluded(*, campaign: Campaign, worker: Worker) -> bool:
+    """Tell whether the worker may not answer here: a block covers them or quality control
+    stopped them; one query (every answer runs it)."""
+    return (
+        _blocks(campaign, worker).values("pk").union(_soft_blocks(campaign, worker).values("pk"))
     ).exists()
 
 
 def worker_block_applies(*, campaign: Campaign, worker: Worker) -> bool:
-    """Tell whether a block covers this worker in this campaign: the campaign's owner's own
-    block or a global one (an admin's), in one query (it runs on every arrival and answer).
-    Another researcher's block does not count here: researchers decide for their studies."""
-    return WorkerBlock.objects.filter(
-        Q(owner=None) | Q(owner_id=campaign.owner_id), worker=worker, lifted_at=None
-    ).exists()
+    """Tell whether a block covers this worker in this campaign (``_blocks``); a worker read
+    by ``workers_standing`` for this campaign carries the answer already."""
+    if getattr(worker, "standing_in", None) == campaign.pk:
+        return bool(worker.blocked)  # type: ignore[attr-defined]
+    return _blocks(campaign, worker).exists()
 
 
 def worker_stop_reason(*, campaign: Campaign, worker: Worker) -> str:
@@ -239,7 +274,7 @@ def gold_record(*, campaign: Campaign, worker: Worker) -> Participation | None:
     """
     tally = gold_tallies(campaign, [worker.pk]).get(worker.pk)
     failed = len(tally.attention_failed) if tally is not None else 0
-    if failed >= ATTENTION_BLOCK and not worker_soft_blocked(campaign=campaign, worker=worker):
+    if failed >= ATTENTION_BLOCK and not _soft_blocks(campaign, worker).exists():
         reason = _attention_reason(failed, tally.attention_answered if tally else failed)
         return worker_soft_block(campaign=campaign, worker=worker, reason=reason)
     quality_review_soon(campaign_id=campaign.pk)

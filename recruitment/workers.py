@@ -9,11 +9,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
+from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils.translation import gettext
 
 from annotation.models import Assignment, AuditLog, Campaign, Worker, WorkerBlock
-from annotation.quality import worker_block_applies
+from annotation.quality import workers_standing
 from annotation.services import audit_add
 from annotation.services.workers import worker_block_lift, worker_block_record
 from evalsite.errors import InvalidParameters, NotAllowed
@@ -32,9 +33,11 @@ def _publication(campaign: Campaign, provider: str) -> Publication | None:
     )
 
 
-def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> Arrival:
+def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> tuple[Arrival, Worker | None]:
     """Refuse an arrival that the campaign's publications do not vouch for; return the
-    arrival the pages after this one carry (``_open_link``: an open link gets its key).
+    arrival the pages after this one carry (``_open_link``: an open link gets its key) and
+    the worker, if known, as read with their standing (``workers_standing``: the task page
+    asks nothing more about their blocks).
 
     The link must prove the worker id (a local link: the key issued for this worker, unless
     the campaign allows open links and the id was never claimed). A campaign published
@@ -44,16 +47,21 @@ def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> Arrival:
     check further (Prolific: the session must be this participant's, active).
     """
     if arrival.preview:
-        return arrival
+        return arrival, None
     provider = provider_get(arrival.provider)
     provider.identity_check(campaign=campaign.slug, open_links=campaign.open_links, arrival=arrival)
-    worker = Worker.objects.filter(provider=arrival.provider, external_id=arrival.worker_id).first()
-    if worker is not None and worker_block_applies(campaign=campaign, worker=worker):
+    worker = _arriving_worker(campaign, arrival)
+    if worker is not None and worker.blocked:  # type: ignore[attr-defined]
         raise NotAllowed("You cannot take part in this study.")
     if campaign.open_links and arrival.provider == LOCAL:
         arrival = _open_link(campaign, arrival, worker)
-    if not Publication.objects.filter(campaign=campaign).exists():
-        return arrival
+    published = (
+        worker.published  # type: ignore[attr-defined]
+        if worker is not None
+        else Publication.objects.filter(campaign=campaign).exists()
+    )
+    if not published:
+        return arrival, worker
     publication = _publication(campaign, arrival.provider)
     if publication is None:
         raise NotAllowed(f"This study is not offered through {provider.title}.")
@@ -64,26 +72,43 @@ def arrival_verify(*, campaign: Campaign, arrival: Arrival) -> Arrival:
         raise NotAllowed("You cannot take part in this study.")
     if provider.remote and not publication.hits.filter(external_id=arrival.hit_id).exists():
         raise NotAllowed("This link does not belong to one of this study's HITs.")
-    first = True
-    if arrival.assignment_id:
-        known = (
-            Assignment.objects.filter(
-                campaign=campaign, provider_assignment_id=arrival.assignment_id
-            )
-            .select_related("worker")
-            .first()
-        )
-        if known is not None:
-            if (known.worker.provider, known.worker.external_id) != (
-                arrival.provider,
-                arrival.worker_id,
-            ):
-                raise NotAllowed("This assignment belongs to another worker.")
-            if known.provider_hit_id and known.provider_hit_id != arrival.hit_id:
-                raise NotAllowed("This assignment belongs to another HIT.")
-            first = False
+    first = not _assignment_known(campaign, arrival)
     provider.verify_arrival(config=publication.config, arrival=arrival, first=first)
-    return arrival
+    return arrival, worker
+
+
+def _arriving_worker(campaign: Campaign, arrival: Arrival) -> Worker | None:
+    """The arrival's worker if known, in one read with their standing here (``blocked``,
+    ``soft_blocked``), whether they claimed their open link (``claimed``) and whether the
+    campaign is published anywhere (``published``)."""
+    return (
+        workers_standing(campaign=campaign)
+        .filter(provider=arrival.provider, external_id=arrival.worker_id)
+        .annotate(
+            claimed=Exists(LinkClaim.objects.filter(campaign=campaign, worker=OuterRef("pk"))),
+            published=Exists(Publication.objects.filter(campaign=campaign)),
+        )
+        .first()
+    )
+
+
+def _assignment_known(campaign: Campaign, arrival: Arrival) -> bool:
+    """Whether the arrival's provider assignment is known here (not its first arrival);
+    refuse it when it is another worker's or another HIT's."""
+    if not arrival.assignment_id:
+        return False
+    known = (
+        Assignment.objects.filter(campaign=campaign, provider_assignment_id=arrival.assignment_id)
+        .select_related("worker")
+        .first()
+    )
+    if known is None:
+        return False
+    if (known.worker.provider, known.worker.external_id) != (arrival.provider, arrival.worker_id):
+        raise NotAllowed("This assignment belongs to another worker.")
+    if known.provider_hit_id and known.provider_hit_id != arrival.hit_id:
+        raise NotAllowed("This assignment belongs to another HIT.")
+    return True
 
 
 def _open_link(campaign: Campaign, arrival: Arrival, worker: Worker | None) -> Arrival:
@@ -92,11 +117,12 @@ def _open_link(campaign: Campaign, arrival: Arrival, worker: Worker | None) -> A
     that comes back with the key claims the id (``LinkClaim``); from then on the bare id is
     refused, so whoever knows or guesses it cannot act as its worker. What remains: an id
     used by two people before either came back with the key (docs/providers.md)."""
+    claimed = worker is not None and worker.claimed  # type: ignore[attr-defined]
     if arrival.signature:  # checked by the provider's identity_check
-        if worker is not None:
+        if worker is not None and not claimed:
             LinkClaim.objects.get_or_create(campaign=campaign, worker=worker)
         return arrival
-    if worker is not None and LinkClaim.objects.filter(campaign=campaign, worker=worker).exists():
+    if claimed:
         raise NotAllowed(
             gettext(
                 "Someone already takes part in this study under this worker id, through their "

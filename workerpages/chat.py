@@ -35,7 +35,7 @@ def chat_page(request: HttpRequest, campaign: Campaign, arrival: Arrival) -> Htt
     context = {"campaign": campaign, "protocol": protocol, "parameters": parameters}
     if arrival.preview:
         return render(request, "annotation/chat.html", context | {"preview": True})
-    arrival = arrival_verify(campaign=campaign, arrival=arrival)
+    arrival, _worker = arrival_verify(campaign=campaign, arrival=arrival)
     query = urlencode(arrival_query(arrival))
     context["personal_link"] = personal_link(request, arrival)
     visit = chat_arrive(

@@ -64,7 +64,7 @@ def task_training(request: HttpRequest, slug: str, campaign: Campaign | None) ->
         arrival = arrival_of(request)
         if arrival.preview:
             raise NotAllowed(_("This is a preview: accept the HIT to start."))
-        arrival = arrival_verify(campaign=campaign, arrival=arrival)
+        arrival, _worker = arrival_verify(campaign=campaign, arrival=arrival)
         if consent_pending(campaign=campaign, arrival=arrival):
             return redirect(task_url(campaign, arrival, "task_consent"))
         if not training_pending(campaign=campaign, arrival=arrival):

@@ -135,8 +135,8 @@ def task(request: HttpRequest, slug: str, campaign: Campaign | None) -> HttpResp
             return framed(chat_page(request, campaign, arrival))
         if arrival.preview:
             return _preview(request, campaign)
-        arrival = arrival_verify(campaign=campaign, arrival=arrival)
-        visit = worker_visit(campaign=campaign, arrival=arrival)
+        arrival, worker = arrival_verify(campaign=campaign, arrival=arrival)
+        visit = worker_visit(campaign=campaign, arrival=arrival, worker=worker)
     except AnnotationError as exc:
         return refused(request, exc)
     return _render_visit(request, campaign, arrival, visit)
@@ -258,7 +258,7 @@ def task_consent(request: HttpRequest, slug: str, campaign: Campaign | None) -> 
         arrival = arrival_of(request)
         if arrival.preview:
             raise NotAllowed(_("This is a preview: accept the HIT to start."))
-        arrival = arrival_verify(campaign=campaign, arrival=arrival)
+        arrival, _worker = arrival_verify(campaign=campaign, arrival=arrival)
         agrees = request.method == "POST" and request.POST.get("choice") == "agree"
         if agrees and consent_pending(campaign=campaign, arrival=arrival):
             consent_give(campaign=campaign, arrival=arrival)

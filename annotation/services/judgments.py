@@ -162,9 +162,7 @@ def _write(
     item. The item's counters and the campaign's tallies change in the same transaction.
     """
     campaign, worker = assignment.campaign, assignment.worker
-    if quality.worker_soft_blocked(
-        campaign=campaign, worker=worker
-    ) or quality.worker_block_applies(campaign=campaign, worker=worker):
+    if quality.worker_excluded(campaign=campaign, worker=worker):
         raise NotAllowed(gettext("There are no more items for you in this study."))
     quality.answer_time_check(campaign=campaign, spent_ms=spent)
     answered.protocol.check_item_answers(

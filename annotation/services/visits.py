@@ -56,12 +56,24 @@ def _visit_stopped(campaign: Campaign, worker: Worker, stop: str, now: datetime)
     return Visit(kind="stopped", stop=stop)
 
 
-def worker_visit(*, campaign: Campaign, arrival: Arrival, now: datetime | None = None) -> Visit:
-    """Start or continue the arriving worker's assignment and lease their next item."""
+def worker_visit(
+    *,
+    campaign: Campaign,
+    arrival: Arrival,
+    worker: Worker | None = None,
+    now: datetime | None = None,
+) -> Visit:
+    """Start or continue the arriving worker's assignment and lease their next item.
+
+    ``worker``: the arrival's worker as already read (``arrival_verify``), else read here
+    (and created on their first visit)."""
     now = now or timezone.now()
     if arrival.preview:
         raise NotAllowed(gettext("This is a preview: accept the HIT to start."))
-    worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
+    if worker is None:
+        worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
+    elif (worker.provider, worker.external_id) != (arrival.provider, arrival.worker_id):
+        raise ValueError("worker_visit: the worker is not the arrival's")
     stop = quality.worker_stop_reason(campaign=campaign, worker=worker)
     if stop:
         return _visit_stopped(campaign, worker, stop, now)

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.db import close_old_connections, connection
 from django.db.models import Count, F
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.allocation import item_next, leases_purge_expired, leases_release
@@ -33,6 +34,39 @@ def test_reload_returns_the_same_leased_item(campaign):
     first = item_next(assignment=assignment)
     assert item_next(assignment=assignment) == first
     assert Lease.objects.filter(worker=assignment.worker).count() == 1
+
+
+@pytest.mark.postgres
+def test_a_worker_holding_no_lease_is_leased_an_item_in_one_statement(campaign):
+    assignment = _assignment(campaign, "w1")
+    with CaptureQueriesContext(connection) as captured:
+        item = item_next(assignment=assignment)
+    assert item is not None and len(captured) == 1
+    lease = Lease.objects.get(worker=assignment.worker)
+    assert (lease.item_id, lease.assignment_id) == (item.pk, assignment.pk)
+    assert lease.expires_at > timezone.now()
+    item.refresh_from_db()
+    assert (item.claims, item.judged, item.payload) == (1, 0, item.payload)
+    # A reload with the lease held takes the general path and gives the same item.
+    assert item_next(assignment=assignment) == item
+    assert Item.objects.get(pk=item.pk).claims == 1
+
+
+@pytest.mark.postgres
+def test_gold_dosing_takes_the_general_path_and_a_full_campaign_gives_nothing(db):
+    """Gold turns are drawn by the general path (tests/annotation/test_quality.py checks the
+    rate); with no open item left, the one statement leases nothing and neither does it."""
+    campaign = CampaignFactory(redundancy=1, gold_rate=0.5)
+    ItemFactory(campaign=campaign, gold={"empathy": ["4"]})
+    ItemFactory(campaign=campaign)
+    with CaptureQueriesContext(connection) as captured:
+        assert item_next(assignment=_assignment(campaign, "w1")) is not None
+    assert not any(q["sql"].startswith("\nWITH held") for q in captured.captured_queries)
+    full = CampaignFactory(redundancy=1)
+    only = ItemFactory(campaign=full)
+    assert item_next(assignment=_assignment(full, "w2")) == only
+    assert item_next(assignment=_assignment(full, "w3")) is None
+    assert Item.objects.get(pk=only.pk).claims == 1
 
 
 def test_item_never_given_to_more_workers_than_redundancy(db):

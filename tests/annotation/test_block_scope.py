@@ -11,8 +11,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.allocation import item_next
-from annotation.models import AuditLog, Judgment, Lease, WorkerBlock
-from annotation.quality import worker_block_applies
+from annotation.models import AuditLog, Judgment, Lease, Participation, WorkerBlock
+from annotation.quality import (
+    worker_block_applies,
+    worker_excluded,
+    worker_soft_blocked,
+    workers_standing,
+)
 from annotation.services import assignment_start, judgment_submit
 from dashboard.services import worker_act
 from evalsite.errors import NotAllowed
@@ -121,3 +126,33 @@ def test_the_block_check_on_every_arrival_and_answer_is_one_query(studies):
     with CaptureQueriesContext(connection) as queries:
         blocked = worker_block_applies(campaign=campaigns["bob"], worker=worker)
     assert not blocked and len(queries) == 1
+
+
+def test_an_arrivals_standing_comes_with_the_worker_for_its_own_campaign_only(studies):
+    campaigns, worker, ada, _bob = studies
+    WorkerBlock.objects.create(worker=worker, owner=ada, reason="spam", actor="ada")
+    Participation.objects.create(campaign=campaigns["bob"], worker=worker, soft_blocked=True)
+    read = workers_standing(campaign=campaigns["bob"]).get(pk=worker.pk)
+    with CaptureQueriesContext(connection) as queries:
+        assert not worker_block_applies(campaign=campaigns["bob"], worker=read)
+        assert worker_soft_blocked(campaign=campaigns["bob"], worker=read)
+    assert len(queries) == 0
+    # Asked about another campaign, the read says nothing: the checks ask the database.
+    assert worker_block_applies(campaign=campaigns["ada2"], worker=read)
+    assert not worker_soft_blocked(campaign=campaigns["ada2"], worker=read)
+    arrival, known = arrival_verify(campaign=campaigns["bob"], arrival=Arrival("local", "w-new"))
+    assert known is None and arrival.worker_id == "w-new"
+
+
+def test_an_answer_is_refused_under_either_kind_of_block_in_one_query(studies):
+    campaigns, worker, ada, _bob = studies
+    with CaptureQueriesContext(connection) as queries:
+        assert not worker_excluded(campaign=campaigns["bob"], worker=worker)
+    assert len(queries) == 1
+    WorkerBlock.objects.create(worker=worker, owner=ada, reason="spam", actor="ada")
+    assert worker_excluded(campaign=campaigns["ada1"], worker=worker)
+    assert not worker_excluded(campaign=campaigns["bob"], worker=worker)
+    Participation.objects.create(campaign=campaigns["bob"], worker=worker, soft_blocked=True)
+    assert worker_excluded(campaign=campaigns["bob"], worker=worker)
+    with pytest.raises(NotAllowed, match="no more items"):
+        _answer(campaigns["bob"], worker)

@@ -48,7 +48,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation import steering
-from annotation.locks import campaign_lock, item_claim, items_lock
+from annotation.locks import ITEM_CLAIM_SQL, campaign_lock, item_claim, items_lock
 from annotation.models import (
     Assignment,
     Campaign,
@@ -158,20 +158,10 @@ def item_next(*, assignment: Assignment, now: datetime | None = None) -> Item | 
 # The common case of ``item_next`` on PostgreSQL as one statement (docs/architecture.md,
 # "Allocation in one statement"): a worker who holds no lease in the campaign, which has no
 # gold items to dose and does not steer, takes the first open item of the fewest-claimed
-# level from a random rank (then below it), locked with SKIP LOCKED, and leases it: the
-# lease's INSERT and ``claims + 1`` commit together, as in ``lease_create``. The row lock
+# level from a random rank (then below it), claimed by ``locks.ITEM_CLAIM_SQL``, and leases
+# it: the lease's INSERT and ``claims + 1`` commit together, as in ``lease_create``. The lock
 # re-checks ``claims < redundancy`` on the row's latest version (READ COMMITTED), so a
 # concurrent lease never takes an item past its redundancy. No row: the general path.
-_OPEN_ITEM = """
-    SELECT i.id FROM {item} i
-    WHERE i.campaign_id = %(campaign)s AND i.gold IS NULL AND i.claims < %(redundancy)s
-      AND i.claims = (SELECT claims FROM level) AND i.shuffle {side} %(rank)s
-      AND NOT EXISTS (SELECT 1 FROM held)
-      AND NOT EXISTS (SELECT 1 FROM {judgment} j
-                      WHERE j.item_id = i.id AND j.worker_id = %(worker)s)
-      AND NOT EXISTS (SELECT 1 FROM {lease} l WHERE l.item_id = i.id AND l.worker_id = %(worker)s)
-    ORDER BY i.shuffle LIMIT 1 FOR UPDATE SKIP LOCKED
-"""
 _LEASE_ONE = """
 WITH held AS (
     SELECT 1 FROM {lease} l JOIN {item} i ON i.id = l.item_id
@@ -201,8 +191,8 @@ def _lease_sql() -> str:
     }
     columns = ", ".join(f"{tables['item']}.{f.column}" for f in Item._meta.concrete_fields)
     return _LEASE_ONE.format(
-        above=_OPEN_ITEM.format(side=">=", **tables),
-        below=_OPEN_ITEM.format(side="<", **tables),
+        above=ITEM_CLAIM_SQL.format(side=">=", **tables),
+        below=ITEM_CLAIM_SQL.format(side="<", **tables),
         columns=columns,
         **tables,
     )

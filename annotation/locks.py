@@ -28,8 +28,9 @@ The order. A transaction that takes more than one of these takes them in this or
    assignment (``assignment_lock_closing``) locks the items its leases hold first, because
    releasing them UPDATEs those items.
 
-``item_claim`` is allocation's ``FOR UPDATE SKIP LOCKED``: a claim, not a wait. It passes
-over a row another transaction holds, so it never waits and is no step of the order.
+``item_claim`` (and ``ITEM_CLAIM_SQL``, the same claim inside allocation's one statement) is
+allocation's ``FOR UPDATE SKIP LOCKED``: a claim, not a wait. It passes over a row another
+transaction holds, so it never waits and is no step of the order.
 
 Foreign keys are checked when a transaction commits (Django's PostgreSQL constraints are
 ``DEFERRABLE INITIALLY DEFERRED``), taking ``FOR KEY SHARE`` on the row referenced, and a
@@ -127,6 +128,22 @@ def item_claim(items: QuerySet[Item]) -> Item | None:
     LOCKED``), locked; None if every one is held or there is none. A claim, not a wait:
     concurrent workers take different items instead of queueing on one."""
     return items.select_for_update(skip_locked=True).first()
+
+
+# ``item_claim`` as part of one statement (allocation's ``_LEASE_ONE``, PostgreSQL): the first
+# open item of the campaign at the statement's ``level`` (a CTE: the fewest claims), on one
+# ``side`` of the random rank, that the worker neither judged nor holds, and no lease of the
+# worker's in the campaign (the CTE ``held``). Formatted with the tables' names.
+ITEM_CLAIM_SQL = """
+    SELECT i.id FROM {item} i
+    WHERE i.campaign_id = %(campaign)s AND i.gold IS NULL AND i.claims < %(redundancy)s
+      AND i.claims = (SELECT claims FROM level) AND i.shuffle {side} %(rank)s
+      AND NOT EXISTS (SELECT 1 FROM held)
+      AND NOT EXISTS (SELECT 1 FROM {judgment} j
+                      WHERE j.item_id = i.id AND j.worker_id = %(worker)s)
+      AND NOT EXISTS (SELECT 1 FROM {lease} l WHERE l.item_id = i.id AND l.worker_id = %(worker)s)
+    ORDER BY i.shuffle LIMIT 1 FOR UPDATE SKIP LOCKED
+"""
 
 
 def assignment_lock(assignment: Assignment | int) -> Assignment:

@@ -1,6 +1,6 @@
-"""Row locks: every ``select_for_update`` is a named lock function (annotation.locks, or an
-app's one-row lock), each locks the row it names, and closing an assignment takes its items
-before it, the order a submission takes them in."""
+"""Row locks: every ``select_for_update`` (or SQL that says FOR UPDATE) is a named lock
+function (annotation.locks, or an app's one-row lock), each locks the row it names, and
+closing an assignment takes its items before it, the order a submission takes them in."""
 
 from __future__ import annotations
 
@@ -51,6 +51,15 @@ class _Sites(ast.NodeVisitor):
         if node.attr == "select_for_update":
             self.found.append((self.functions[-1] if self.functions else "<module>", node.lineno))
         self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            self.generic_visit(node)  # a docstring may name FOR UPDATE: it locks nothing
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """SQL written out (allocation's one statement) locks rows too."""
+        if isinstance(node.value, str) and "FOR UPDATE" in node.value.upper():
+            self.found.append((self.functions[-1] if self.functions else "<module>", node.lineno))
 
 
 def _locking_sites() -> list[tuple[str, str, int]]:

@@ -65,7 +65,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db.models import Model, QuerySet
+from django.db.models import F, FilteredRelation, Model, Q, QuerySet
+from django.db.models.expressions import BaseExpression
 
 from annotation.models import Assignment, Campaign, Dialogue, Item, Lease, Worker
 
@@ -107,9 +108,36 @@ def item_lock(item: Item | int) -> Item:
     return Item.objects.select_for_update().get(pk=_pk(item))
 
 
-def item_lock_in(campaign: Campaign, pk: int) -> Item | None:
-    """Lock the item ``pk`` if it is one of the campaign's; None otherwise."""
-    return Item.objects.select_for_update().filter(pk=pk, campaign=campaign).first()
+def item_lock_in(campaign: Campaign, pk: int, worker: Worker) -> tuple[Item, Lease | None] | None:
+    """Lock the item ``pk`` if it is one of the campaign's and return it with the worker's
+    lease on it (or None), read in the same statement (a join; the lease row is not locked);
+    None if the campaign has no such item."""
+    mine = FilteredRelation("leases", condition=Q(leases__worker=worker))
+    item = (
+        Item.objects.select_for_update(of=("self",))
+        .filter(pk=pk, campaign=campaign)
+        .annotate(
+            mine=mine,
+            lease_pk=F("mine__id"),
+            lease_assignment=F("mine__assignment_id"),
+            lease_created=F("mine__created_at"),
+            lease_expires=F("mine__expires_at"),
+        )
+        .first()
+    )
+    if item is None:
+        return None
+    if item.lease_pk is None:  # type: ignore[attr-defined]
+        return item, None
+    lease = Lease(
+        pk=item.lease_pk,  # type: ignore[attr-defined]
+        item=item,
+        worker=worker,
+        assignment_id=item.lease_assignment,  # type: ignore[attr-defined]
+        created_at=item.lease_created,  # type: ignore[attr-defined]
+        expires_at=item.lease_expires,  # type: ignore[attr-defined]
+    )
+    return item, lease
 
 
 def items_lock(ids: Iterable[int]) -> list[Item]:
@@ -146,10 +174,12 @@ ITEM_CLAIM_SQL = """
 """
 
 
-def assignment_lock(assignment: Assignment | int) -> Assignment:
-    """Lock an assignment's row and return it fresh. Under a submission the item comes
-    first; to close an assignment use ``assignment_lock_closing``."""
-    return Assignment.objects.select_for_update().get(pk=_pk(assignment))
+def assignment_lock(assignment: Assignment | int, **read_with: BaseExpression) -> Assignment:
+    """Lock an assignment's row and return it fresh, with ``read_with``'s annotations read in
+    the same statement (an answer's exclusion check; they lock nothing more). Under a
+    submission the item comes first; to close an assignment use ``assignment_lock_closing``."""
+    query = Assignment.objects.select_for_update(of=("self",)).annotate(**read_with)
+    return query.get(pk=_pk(assignment))
 
 
 def assignment_lock_closing(assignment: Assignment | int) -> Assignment:

@@ -31,7 +31,15 @@ import numpy as np
 import pandas as pd
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet, Value
+from django.db.models import (
+    BooleanField,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+)
 from django.utils.translation import gettext
 
 from annotation import signals
@@ -128,12 +136,12 @@ def workers_standing(*, campaign: Campaign) -> QuerySet[Worker]:
     )
 
 
-def worker_excluded(*, campaign: Campaign, worker: Worker) -> bool:
-    """Tell whether the worker may not answer here: a block covers them or quality control
-    stopped them; one query (every answer runs it)."""
-    return (
-        _blocks(campaign, worker).values("pk").union(_soft_blocks(campaign, worker).values("pk"))
-    ).exists()
+def exclusion(campaign: Campaign, worker: OuterRef) -> ExpressionWrapper:
+    """Whether a block or a soft block covers the worker ``worker`` refers to in this
+    campaign, as an expression read with the row that refers to them (an answer reads it with
+    its assignment's lock: one statement)."""
+    either = Q(Exists(_blocks(campaign, worker))) | Q(Exists(_soft_blocks(campaign, worker)))
+    return ExpressionWrapper(either, output_field=BooleanField())
 
 
 def worker_block_applies(*, campaign: Campaign, worker: Worker) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
@@ -99,14 +100,14 @@ def _item_pk(value: Any) -> int | None:
 def _judgment_store(
     assignment: Assignment, item_pk: int, answered: Answered, now: datetime
 ) -> SubmitResult:
-    item = item_lock_in(assignment.campaign, item_pk)
-    if item is None:
-        raise NotFound(gettext("This item is not part of this study."))
     worker = assignment.worker
+    locked_item = item_lock_in(assignment.campaign, item_pk, worker)
+    if locked_item is None:
+        raise NotFound(gettext("This item is not part of this study."))
     # A worker holding a lease on the item has not judged it (lease_fulfil deletes the lease
     # in the transaction that stores the judgments), so only a missing lease can mean that
     # the same answers were sent again.
-    lease = Lease.objects.filter(item=item, worker=worker).first()
+    item, lease = locked_item
     if lease is None:
         existing = list(Judgment.objects.filter(item=item, worker=worker))
         if not existing:
@@ -121,12 +122,7 @@ def _judgment_store(
         done = not Assignment.objects.filter(pk=assignment.pk, status="accepted").exists()
         return SubmitResult(judgments=existing, created=False, assignment_done=done)
 
-    locked = assignment_lock(assignment)
-    locked.campaign, locked.worker = assignment.campaign, assignment.worker  # already loaded
-    if locked.status != Assignment.Status.ACCEPTED:
-        raise NotAllowed(gettext(CLOSED))
-    if not locked.campaign.is_live:
-        raise NotAllowed(gettext("This study is not open at the moment."))
+    locked = _assignment_answering(assignment)
     if (
         lease.expires_at <= now
         and item_claims(item=item, now=now, exclude_worker=worker) >= locked.campaign.redundancy
@@ -151,19 +147,35 @@ def _judgment_store(
     return SubmitResult(judgments=judgments, created=True, assignment_done=done)
 
 
+def _assignment_answering(assignment: Assignment) -> Assignment:
+    """Lock the assignment an answer is stored under (after its item) and refuse the answer
+    if the assignment is closed, the study not live, or a block or a soft block covers the
+    worker here (``quality.exclusion``, read with the lock in one statement)."""
+    locked = assignment_lock(
+        assignment, excluded=quality.exclusion(assignment.campaign, OuterRef("worker"))
+    )
+    locked.campaign, locked.worker = assignment.campaign, assignment.worker  # already loaded
+    if locked.status != Assignment.Status.ACCEPTED:
+        raise NotAllowed(gettext(CLOSED))
+    if not locked.campaign.is_live:
+        raise NotAllowed(gettext("This study is not open at the moment."))
+    if locked.excluded:  # type: ignore[attr-defined]
+        raise NotAllowed(gettext("There are no more items for you in this study."))
+    return locked
+
+
 def _write(
     item: Item, assignment: Assignment, answered: Answered, spent: int, lease: Lease | None
 ) -> list[Judgment]:
     """Check and store one worker's answers to ``item``: the one place judgments are written.
 
-    The caller holds the item's and the open assignment's row locks and checked that the
-    worker has not answered the item. Every answer passes the same checks: the worker is not
-    blocked, took the campaign's minimum time, and the protocol accepts the answers for this
-    item. The item's counters and the campaign's tallies change in the same transaction.
+    The caller holds the item's and the open assignment's row locks (``_assignment_answering``:
+    the worker is not blocked) and checked that the worker has not answered the item. Every
+    answer passes the same checks: the worker took the campaign's minimum time, and the
+    protocol accepts the answers for this item. The item's counters and the campaign's
+    tallies change in the same transaction.
     """
     campaign, worker = assignment.campaign, assignment.worker
-    if quality.worker_excluded(campaign=campaign, worker=worker):
-        raise NotAllowed(gettext("There are no more items for you in this study."))
     quality.answer_time_check(campaign=campaign, spent_ms=spent)
     answered.protocol.check_item_answers(
         answered.parameters, item.payload, answered.sent, spent_ms=spent
@@ -241,12 +253,7 @@ def judgment_label(
             if {j.question: j.value for j in existing} != cleaned:
                 raise Conflict(gettext("You already labeled this turn; labels cannot be changed."))
             return SubmitResult(judgments=existing, created=False, assignment_done=False)
-        locked = assignment_lock(assignment)
-        locked.campaign, locked.worker = assignment.campaign, assignment.worker
-        if locked.status != Assignment.Status.ACCEPTED:
-            raise NotAllowed(gettext(CLOSED))
-        if not locked.campaign.is_live:
-            raise NotAllowed(gettext("This study is not open at the moment."))
+        locked = _assignment_answering(assignment)
         spent = max(0, int((now - shown_at).total_seconds() * 1000))
         judgments = _write(locked_item, locked, answered, spent, None)
     return SubmitResult(judgments=judgments, created=True, assignment_done=False)

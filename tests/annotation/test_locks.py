@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from django.db import DatabaseError, connection, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.utils import timezone
 
 from annotation import locks
 from annotation.models import Assignment, Campaign, Dialogue, Item, Lease, Worker
@@ -180,7 +182,10 @@ CASES = {
     "seat_lock": (lambda r: chat_locks.seat_lock(r["seat"], with_campaign=True), "seat"),
     "seat_lock_first": (lambda r: chat_locks.seat_lock_first(ChatSeat.objects.all()), "seat"),
     "item_lock": (lambda r: locks.item_lock(r["item"]), "item"),
-    "item_lock_in": (lambda r: locks.item_lock_in(r["campaign"], r["item"].pk), "item"),
+    "item_lock_in": (
+        lambda r: locks.item_lock_in(r["campaign"], r["item"].pk, r["worker"]),
+        "item",
+    ),
     "items_lock": (lambda r: locks.items_lock([r["other"].pk, r["item"].pk]), "item"),
     "assignment_lock": (lambda r: locks.assignment_lock(r["assignment"]), "assignment"),
     "assignment_lock_open": (
@@ -221,8 +226,29 @@ def test_a_lock_holds_its_row_until_the_transaction_ends(name):
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_a_seat_or_dialogue_lock_leaves_the_rows_read_with_it_unlocked():
+def test_a_lock_leaves_the_rows_read_with_it_unlocked():
     rows = _rows()
+    lease = Lease.objects.create(
+        item=rows["item"],
+        worker=rows["worker"],
+        assignment=rows["assignment"],
+        expires_at=timezone.now(),
+    )
+    with transaction.atomic():
+        item, read = locks.item_lock_in(rows["campaign"], rows["item"].pk, rows["worker"])
+        assert (read.pk, read.expires_at, read.assignment_id) == (
+            lease.pk,
+            lease.expires_at,
+            lease.assignment_id,
+        )
+        assert _held(Item, item.pk) and not _held(Lease, lease.pk)
+        late = ExpressionWrapper(Q(pk__gt=0), output_field=BooleanField())
+        assert locks.assignment_lock(rows["assignment"], late=late).late is True
+        assert _held(Assignment, rows["assignment"].pk) and not _held(Campaign, rows["campaign"].pk)
+    with transaction.atomic():  # no lease of the worker's; another campaign's item
+        mine = locks.item_lock_in(rows["campaign"], rows["other"].pk, rows["worker"])
+        assert mine == (rows["other"], None)
+        assert locks.item_lock_in(CampaignFactory(), rows["item"].pk, rows["worker"]) is None
     with transaction.atomic():
         chat_locks.seat_lock(rows["seat"], with_campaign=True)
         locks.dialogue_lock(rows["dialogue"], with_campaign=True)

@@ -1,9 +1,10 @@
 """Judge–crowd agreement: Cohen's κ and Krippendorff's α per judge and question.
 
 Pure pandas/numpy, no ORM; ``judges.report`` puts the table in the judges' report (its
-docstring states the inputs). κ with the crowd's majority (median for a rating scale) and
-with each worker, the crowd's own κ (each worker against the others), and α of the crowd
-without and with the judge, each with a percentile bootstrap interval over items.
+docstring states the inputs). κ with the crowd's majority (median for a rating scale) of
+the item's workers but one, each left out in turn (the consensus each worker is compared
+with), and with each worker; the crowd's own κ (each worker against the others), and α of
+the crowd without and with the judge, each with a percentile bootstrap interval over items.
 """
 
 from __future__ import annotations
@@ -26,19 +27,6 @@ def labels_ordinal(values: pd.Series) -> bool:
         isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool)
         for v in values
     )
-
-
-def crowd_consensus(crowd: pd.DataFrame, *, ordinal: bool) -> pd.Series:
-    """Return each item's crowd label: the median (ordinal; None between two ratings) or the
-    majority label (nominal; None on a tie)."""
-    if ordinal:
-        median = crowd.groupby("item")["label"].median()
-        return median.where(median == np.floor(median))
-    counts = crowd.groupby(["item", "label"]).size()
-    top = counts.groupby(level="item").transform("max")
-    winners = counts[counts == top].reset_index()
-    unique = winners.groupby("item")["label"].agg(lambda s: s.iloc[0] if len(s) == 1 else None)
-    return unique
 
 
 def _codes(labels: Sequence[Any], *, ordinal: bool) -> tuple[np.ndarray, list[Any]]:
@@ -108,8 +96,9 @@ def pooled_kappa(
     return Kappa(value, float(low), float(high), n_items, n, same)
 
 
-def _consensus_of(labels: list[Any], *, ordinal: bool) -> Any:
-    """Return the consensus of a list of labels as ``crowd_consensus`` makes it (or None)."""
+def consensus_of(labels: list[Any], *, ordinal: bool) -> Any:
+    """Return the consensus of a list of labels: their median (ordinal; None between two
+    ratings) or their majority label (nominal; None on a tie)."""
     if not labels:
         return None
     if ordinal:
@@ -128,8 +117,19 @@ def _leave_one_out(crowd: pd.DataFrame, *, ordinal: bool) -> pd.DataFrame:
         if len(labels) < 2:
             continue
         for i, label in enumerate(labels):
-            rows.append((item, label, _consensus_of(labels[:i] + labels[i + 1 :], ordinal=ordinal)))
+            rows.append((item, label, consensus_of(labels[:i] + labels[i + 1 :], ordinal=ordinal)))
     return pd.DataFrame(rows, columns=["item", "a", "b"])
+
+
+def _against_others(crowd: pd.DataFrame, own: pd.Series, *, ordinal: bool) -> pd.DataFrame:
+    """Return (item, a = the judge's label, b = the consensus of the item's workers but one),
+    once per worker left out: the very consensus each worker is compared with in
+    ``_leave_one_out``. So a judge who answers as a worker would scores the crowd's own κ in
+    expectation, whatever the number of workers per item; against the full majority it gained
+    or lost up to 0.08 by that number's parity (a majority of 3 never ties, one of 2 often
+    does)."""
+    others = _leave_one_out(crowd[crowd["item"].isin(own.index)], ordinal=ordinal)
+    return others.assign(a=others["item"].map(own))
 
 
 def _alpha(
@@ -159,7 +159,6 @@ def agreement_table(
     rows = []
     for question, asked in crowd.groupby("question", sort=True):
         ordinal = labels_ordinal(asked["label"])
-        consensus = crowd_consensus(asked, ordinal=ordinal)
         crowd_own = pooled_kappa(
             _leave_one_out(asked, ordinal=ordinal),
             ordinal=ordinal,
@@ -173,9 +172,7 @@ def agreement_table(
         for rater, mine in answered.groupby("rater", sort=True):
             own = mine.drop_duplicates("item").set_index("item")["label"]
             shared = asked[asked["item"].isin(own.index)]
-            majority = pd.DataFrame(
-                {"item": own.index, "a": own.to_numpy(), "b": consensus.reindex(own.index)}
-            )
+            majority = _against_others(asked, own, ordinal=ordinal)
             workers = pd.DataFrame(
                 {"item": shared["item"], "a": shared["item"].map(own), "b": shared["label"]}
             )

@@ -11,8 +11,10 @@ system(s) for the rankings.
 Per judge rater and question:
 
 - **κ with the crowd's majority** (Cohen's; quadratic weights for ordinal questions): the
-  majority label of the item's workers (nominal; ties left out) or their median (ordinal;
-  a median between two ratings left out), against the judge's label;
+  majority label (nominal; ties left out) or the median (ordinal; a median between two
+  ratings left out) of the item's workers but one, each left out in turn, against the
+  judge's label: the consensus each worker is compared with in the crowd's own κ, so the two
+  compare whatever the number of workers per item (``judges.agreement._against_others``);
 - **κ with individual workers**: every (judge, worker) pair of answers on an item, pooled;
   beside it the **crowd's own** κ, each worker against the majority (median) of the others
   on the item, the ceiling a judge is measured against;

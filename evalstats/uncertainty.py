@@ -280,7 +280,7 @@ MEAN_COLUMNS = [
 ]
 
 
-def _aspect_effects(
+def aspect_effects(
     part: pd.DataFrame, *, design: bool
 ) -> tuple[RaterEffects, RaterEffects, RaterEffects | None]:
     """Return the raters' effects across models (tau), within a model (V) and their taste.
@@ -322,7 +322,7 @@ def mean_comparisons(
         part = part.dropna(subset=["value"])
         if options.method == "independent":
             part = part.assign(item=np.arange(len(part)), rater=np.arange(len(part)))
-        effects, within, taste = _aspect_effects(part, design=options.method == "design")
+        effects, within, taste = aspect_effects(part, design=options.method == "design")
         slopes = mean_slopes(part)
         by_item = part.groupby("item").agg(
             score=("value", "mean"), n=("value", "size"), model=("model", "first")

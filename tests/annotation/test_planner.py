@@ -17,7 +17,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from annotation.protocols import registry
 from annotation.simulation import crowd_make, crowd_run
-from evalstats import planner, ranking
+from evalstats import planner, ranking, uncertainty
 from evalstats.agreement import fleiss_kappa
 from evalstats.planner import common as planner_common
 from evalstats.planner import likert as planner_likert
@@ -50,12 +50,36 @@ def test_holm_comparisons_raise_the_detectable_difference() -> None:
 
 
 def test_components_from_a_pilot_recover_the_simulated_ones() -> None:
-    design = planner.LikertDesign(items_per_model=300, ratings_per_item=3, pool=30, sd_rater=0.7)
+    design = planner.LikertDesign(
+        items_per_model=300, ratings_per_item=3, pool=30, sd_rater=0.7, sd_taste=0.5
+    )
     pilot = planner_likert._study(np.random.default_rng(5), design, 0.2)
     found = planner.likert_components(pilot)
     assert found["sd_item"] == pytest.approx(0.6, abs=0.1)
     assert found["sd_rater"] == pytest.approx(0.7, abs=0.25)
     assert found["sd_noise"] == pytest.approx(0.8, abs=0.1)
+    assert found["sd_taste"] == pytest.approx(0.5, abs=0.2)
+
+
+def test_the_likert_plan_analyses_a_study_exactly_as_the_report_does() -> None:
+    design = planner.LikertDesign(items_per_model=40, ratings_per_item=3, pool=10, sd_taste=0.6)
+    study = planner_likert._study(np.random.default_rng(6), design, 0.3)
+    mine = planner_likert._contrast(study)
+    table = uncertainty.mean_comparisons(study.assign(aspect="overall"), reference="reference")
+    report = table.set_index("model").loc["model"]
+    assert (mine.value, mine.low, mine.high, mine.p) == pytest.approx(
+        (report["diff"], report["diff_low"], report["diff_high"], report["p"])
+    )
+
+
+def test_with_taste_the_detectable_difference_is_found_with_the_target_power() -> None:
+    """Raters whose taste differs per model: the report's interval widens for it (issue
+    #33), and the plan, which analyses its studies as the report does, promises what a
+    simulation of the planned study achieves."""
+    design = planner.LikertDesign(items_per_model=40, ratings_per_item=3, pool=10, sd_taste=0.6)
+    first = planner.likert_plan(design, 0.3, studies=100, seed=7)
+    check = planner.likert_plan(design, first.detectable, studies=200, seed=8)
+    assert check.power == pytest.approx(0.8, abs=0.08)
 
 
 def test_a_design_with_too_small_a_pool_is_refused() -> None:

@@ -208,7 +208,9 @@ class Command(BaseCommand):
             given.update(self._pilot(options["pilot"], options["aspect"]))
             self.stdout.write(
                 "From the pilot: "
-                + ", ".join(f"{k} {given[k]:.2f}" for k in ("sd_item", "sd_rater", "sd_noise"))
+                + ", ".join(
+                    f"{k} {given[k]:.2f}" for k in ("sd_item", "sd_rater", "sd_noise", "sd_taste")
+                )
             )
         if options["sd_noise"] is not None:
             given["sd_noise"] = options["sd_noise"]

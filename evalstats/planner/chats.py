@@ -29,8 +29,11 @@ class ChatDesign:
     sd_worker: float = 0.5
     sd_turn: float = 1.0
     n_boot: int = 1000  # the report's resamples (the protocol's n_boot)
+    comparisons: int = 1  # pairs of models the report's ssa_contrasts tests (Holm)
 
     def __post_init__(self) -> None:
+        if self.comparisons < 1:
+            raise ValueError("need at least 1 comparison")
         if self.conversations_per_model < 2:
             raise ValueError("need at least 2 conversations per model")
         if not 1 <= self.min_turns <= self.max_turns:
@@ -86,22 +89,24 @@ def chat_plan(
     seed: int | None = 0,
 ) -> Plan:
     """Simulate interactive SSA studies where the model's sensibleness is ``difference``
-    above the reference's: the power to find it (the difference's interval above 0) and
-    the difference found with ``target`` power (plan again there to refine, as for SSA)."""
+    above the reference's: the power to find it (the difference's interval at 1 - alpha / m
+    above 0, m = ``comparisons``: Holm's first step over the report's pairs) and the
+    difference found with ``target`` power (plan again there to refine, as for SSA)."""
     _check_run(studies, alpha, target)
     if not 0 < design.sensible + difference < 1:
         raise ValueError("the model's sensibleness must stay between 0 and 1")
     rng = np.random.default_rng(seed)
+    level = alpha / design.comparisons
     found, ses, widths = 0, [], []
     for _ in range(studies):
-        est = chat_difference(
-            chat_labels(rng, design, design.sensible + difference),
-            chat_labels(rng, design, design.sensible),
-            n_boot=design.n_boot,
-            level=1 - alpha,
-            seed=int(rng.integers(1 << 31)),
+        model = chat_labels(rng, design, design.sensible + difference)
+        reference = chat_labels(rng, design, design.sensible)
+        draw = int(rng.integers(1 << 31))
+        shown, test = (
+            chat_difference(model, reference, n_boot=design.n_boot, level=at, seed=draw)
+            for at in (0.95, 1 - level)
         )
-        found += bool(est.low > 0)
-        ses.append(est.se)
-        widths.append(est.high - est.low)
-    return _plan(difference, found, ses, widths, level=alpha, target=target, studies=studies)
+        found += bool(test.low > 0)
+        ses.append(shown.se)
+        widths.append(shown.high - shown.low)
+    return _plan(difference, found, ses, widths, level=level, target=target, studies=studies)

@@ -230,10 +230,12 @@ def test_bt_power_matches_a_logistic_regression_wald_test() -> None:
     _within(plan, found / 200, np.sqrt(0.25 / 200), 0.03)
 
 
-def test_chat_power_matches_a_brute_force_ratio_z_test() -> None:
+@pytest.mark.parametrize("comparisons", [1, 3])
+def test_chat_power_matches_a_brute_force_ratio_z_test(comparisons) -> None:
     # Plain loops; each model's share of sensible turns is a ratio of sums over chats,
-    # its variance the linearised (delta-method) one over conversations.
-    design = planner.ChatDesign(conversations_per_model=60)
+    # its variance the linearised (delta-method) one over conversations; Holm's first step
+    # over the report's pairs of models (issue #33: the planner counted one).
+    design = planner.ChatDesign(conversations_per_model=60, comparisons=comparisons)
     plan = planner.chat_plan(design, 0.08, studies=150, seed=17)
     spread = float(np.sqrt(0.5**2 + 0.5**2 + 1.0**2))
     rand = random.Random(18)
@@ -254,8 +256,17 @@ def test_chat_power_matches_a_brute_force_ratio_z_test() -> None:
             r = y.sum() / n.sum()
             shares.append(r)
             variances.append(np.sum((y - r * n) ** 2) / (60 * 59) / n.mean() ** 2)
-        found += (shares[0] - shares[1]) / np.sqrt(sum(variances)) > stats.norm.ppf(0.975)
+        z = (shares[0] - shares[1]) / np.sqrt(sum(variances))
+        found += z > stats.norm.ppf(1 - 0.025 / comparisons)
     _within(plan, found / 150, np.sqrt(0.25 / 150), 0.04)
+
+
+def test_an_interactive_ssa_design_counts_every_pair_of_models_for_holm() -> None:
+    from annotation.protocols.ssa_interactive.planner import chat_design
+
+    three = chat_design({}, redundancy=1, sizes={"a": 0, "b": 0, "c": 0}, n_boot=200)
+    two = chat_design({}, redundancy=1, sizes={"a": 0, "b": 0}, n_boot=200)
+    assert (three.comparisons, two.comparisons) == (3, 1)
 
 
 def test_the_kappa_generator_gives_the_assumed_kappa() -> None:

@@ -154,7 +154,8 @@ class Command(BaseCommand):
             "--comparisons",
             type=int,
             default=1,
-            help="Models compared with the reference, or pairs tested (ab) (1).",
+            help="Models compared with the reference, or pairs tested (ab, ssa, "
+            "ssa_interactive) (1).",
         )
         parser.add_argument(
             "--difference",
@@ -268,11 +269,13 @@ class Command(BaseCommand):
         return design, bt_plan(design, difference, **self._run(options))
 
     def _chat(self, given: dict[str, Any], options: dict[str, Any]) -> tuple[ChatDesign, Plan]:
-        if options["comparisons"] != 1 or set(given) - {"comparisons"}:
+        if set(given) - {"comparisons"}:
             raise CommandError(
-                "ssa_interactive takes --conversations, --turns and --sd-chat/worker/turn."
+                "ssa_interactive takes --conversations, --turns, --comparisons and "
+                "--sd-chat/worker/turn."
             )
         chosen = {
+            "comparisons": options["comparisons"],
             "conversations_per_model": options["conversations"],
             "sensible": options["sensible"],
             "sd_chat": options["sd_chat"],

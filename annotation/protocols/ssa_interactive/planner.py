@@ -1,6 +1,7 @@
 """The interactive SSA study's design for the planner (``evalstats.planner.chats``): the
 parameters' conversations per model of ``min_turns``-``max_turns`` utterances, every other one
-a labelled bot turn; it needs no items (the chats make them)."""
+a labelled bot turn; it needs no items (the chats make them). Holm over every pair of models,
+as the report's ``ssa_contrasts``."""
 
 from __future__ import annotations
 
@@ -20,4 +21,6 @@ def chat_design(
         min_turns=max(1, low // 2),  # every other utterance is the bot's
         max_turns=max(1, low // 2, high // 2),
         n_boot=n_boot,
+        # the report's ssa_contrasts test every pair of models (Holm)
+        comparisons=max(1, len(sizes) * (len(sizes) - 1) // 2),
     )

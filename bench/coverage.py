@@ -33,8 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import coverage_contrasts  # noqa: E402
 import coverage_raters  # noqa: E402
+import coverage_ssa  # noqa: E402
 import coverage_taste  # noqa: E402
 import coverage_ties  # noqa: E402
+from coverage_ssa import _pool, ssa_chat_studies, ssa_static_studies  # noqa: E402
 
 from evalstats import agreement, cluster_bootstrap, options, ranking, style, uncertainty  # noqa: E402
 
@@ -44,8 +46,6 @@ ROW = "{:<24} {:<37} {:<17} {:>8} {:>7} {:>6}{}"
 # rate, at least 97.5% (coverage_taste: a model equal to the reference called better).
 BANDS = {"not falsely better": (0.975, 1.0)}
 Result = tuple[str, str, float, float, float]  # statistic, method, truth, low, high
-NODES, WEIGHTS = np.polynomial.hermite_e.hermegauss(80)
-WEIGHTS = WEIGHTS / WEIGHTS.sum()  # E f(X), X ~ N(0, 1) = sum w f(node)
 
 
 @dataclass
@@ -60,13 +60,6 @@ class Tally:
         self.hits[method] = self.hits.get(method, 0) + int(low <= truth <= high)
         self.total[method] = self.total.get(method, 0) + 1
         self.width.setdefault(method, []).append(high - low)
-
-
-def _pool(rng: np.random.Generator, n_items: int, k: int, pool: int | None) -> np.ndarray:
-    """Return n_items x k rater ids: fresh ids, or k distinct raters of a pool per item."""
-    if pool is None:
-        return (np.arange(n_items * k) + rng.integers(1 << 40)).reshape(n_items, k)
-    return np.argsort(rng.random((n_items, pool)), axis=1)[:, :k]
 
 
 # --- Likert ----------------------------------------------------------------------------------
@@ -138,104 +131,6 @@ def likert_studies(
         se = np.sqrt(x.var() / len(x) + y.var() / len(y))
         d = x.mean() - y.mean()
         yield "Likert difference", "naive ±1.96 SE", true_diff, d - Z * se, d + Z * se
-
-
-# --- static SSA ------------------------------------------------------------------------------
-
-
-def _q(theta: np.ndarray, sd: float) -> np.ndarray:
-    """P(a random rater says yes | item logit theta), rater bias ~ N(0, sd)."""
-    return (expit(theta[..., None] + sd * NODES) * WEIGHTS).sum(axis=-1)
-
-
-def _majority(p: np.ndarray, k: int) -> np.ndarray:
-    return stats.binom.sf(k // 2, k, p)
-
-
-def ssa_static_studies(
-    rng: np.random.Generator, n: int, *, items: int, pool: int | None, sd_rater: float
-) -> Iterator[Result]:
-    k, (mu_s, sd_s), (mu_p, sd_p) = 5, (1.2, 1.5), (0.3, 1.5)
-    ts, tp = mu_s + sd_s * NODES, mu_p + sd_p * NODES
-    qs, qp = _q(ts, sd_rater), _q(tp, sd_rater)
-    sens_truth = float(WEIGHTS @ _majority(qs, k))
-    spec_truth = float(WEIGHTS @ _majority(qs[:, None] * qp[None, :], k) @ WEIGHTS)
-    truths = {"sensible": sens_truth, "specific": spec_truth}
-    truths["SSA"] = (sens_truth + spec_truth) / 2
-    for _ in range(n):
-        raters = _pool(rng, items, k, pool)
-        if pool:
-            bs, bp = rng.normal(0, sd_rater, (2, pool))
-            bs, bp = bs[raters], bp[raters]
-        else:
-            bs, bp = rng.normal(0, sd_rater, (2, items, k))
-        theta = rng.normal(mu_s, sd_s, (items, 1))
-        phi = rng.normal(mu_p, sd_p, (items, 1))
-        sensible = rng.random((items, k)) < expit(theta + bs)
-        specific = sensible & (rng.random((items, k)) < expit(phi + bp))
-        labels = {
-            "sensible": (sensible.sum(axis=1) > k // 2).astype(float),
-            "specific": (specific.sum(axis=1) > k // 2).astype(float),
-        }
-        labels["SSA"] = (labels["sensible"] + labels["specific"]) / 2
-        ids = [f"r{i}" for i in range(items)]
-        votes = pd.DataFrame(
-            {
-                "item": np.repeat(ids, k),
-                "rater": raters.ravel(),
-                "sensible": sensible.ravel().astype(float),
-                "specific": specific.ravel().astype(float),
-            }
-        )
-        votes["ws"] = uncertainty.pivotal_weights(votes, "sensible")
-        votes["wp"] = uncertainty.pivotal_weights(votes, "specific")
-        effects = uncertainty.rater_effects(votes, ["sensible", "specific"], weights=["ws", "wp"])
-        ds = uncertainty.majority_slopes(votes, "sensible")
-        dp = uncertainty.majority_slopes(votes, "specific")
-        slopes = {
-            "sensible": votes.assign(s=ds, p=0.0),
-            "specific": votes.assign(s=0.0, p=dp),
-            "SSA": votes.assign(s=ds / 2, p=dp / 2),
-        }
-        for name, score in labels.items():
-            est = uncertainty.crossed_mean(
-                pd.Series(score, index=ids),
-                slopes[name],
-                effects,
-                columns=["s", "p"],
-                proportion=True,
-            )
-            yield f"SSA static {name}", "crossed", truths[name], est.low, est.high
-            draws = score[rng.integers(0, items, (500, items))].mean(axis=1)
-            low, high = np.quantile(draws, [0.025, 0.975])
-            yield f"SSA static {name}", "naive bootstrap", truths[name], low, high
-
-
-# --- interactive SSA -------------------------------------------------------------------------
-
-
-def ssa_chat_studies(rng: np.random.Generator, n: int, *, sd_worker: float) -> Iterator[Result]:
-    chats, sd_chat, sd_turn = 100, 0.5, 1.0
-    params = {"sensible": 1.0, "specific": 0.0}
-    total = np.sqrt(sd_chat**2 + sd_turn**2 + sd_worker**2)
-    truths = {k: float(WEIGHTS @ expit(mu + total * NODES)) for k, mu in params.items()}
-    truths["SSA"] = (truths["sensible"] + truths["specific"]) / 2
-    for _ in range(n):
-        turns = rng.integers(7, 15, chats)
-        chat = np.repeat(np.arange(chats), turns)
-        shared = rng.normal(0, sd_chat, (2, chats)) + rng.normal(0, sd_worker, (2, chats))
-        labels = {}
-        for j, (name, mu) in enumerate(params.items()):
-            p = expit(mu + shared[j][chat] + rng.normal(0, sd_turn, len(chat)))
-            labels[name] = (rng.random(len(chat)) < p).astype(float)
-        labels["SSA"] = (labels["sensible"] + labels["specific"]) / 2
-        for name, y in labels.items():
-            num = np.bincount(chat, weights=y, minlength=chats)
-            est = cluster_bootstrap.cluster_ratio_ci(num, turns, n_boot=500, seed=None)
-            yield f"SSA interactive {name}", "conversations", truths[name], est.low, est.high
-            draws = y[rng.integers(0, len(y), (500, len(y)))].mean(axis=1)
-            low, high = np.quantile(draws, [0.025, 0.975])
-            yield f"SSA interactive {name}", "naive turns", truths[name], low, high
 
 
 # --- EmotionLines ----------------------------------------------------------------------------
@@ -411,6 +306,7 @@ def suite() -> list[tuple[str, Callable[[np.random.Generator, int], Iterator[Res
         designs.append(
             (f"SSA chats 7-14 turns, worker sd {sd}", partial(ssa_chat_studies, sd_worker=sd))
         )
+    designs += coverage_ssa.generic_bot_designs()
     designs.append(("EmotionLines 150 dialogues of 5-24", partial(emotion_studies, dialogues=150)))
     designs.append(
         (

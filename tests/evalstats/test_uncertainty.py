@@ -152,3 +152,27 @@ def test_dialogue_bootstrap_keeps_fleiss_kappa_and_widens_its_interval() -> None
     old = agreement.fleiss_kappa_ci(table, n_boot=1000)
     assert est.value == pytest.approx(agreement.fleiss_kappa(table))
     assert est.high - est.low > 1.2 * (old.high - old.low)
+
+
+def test_mover_average_of_symmetric_intervals_is_the_averages_own_interval():
+    """With symmetric components, MOVER gives value ± t se_average exactly, whatever their
+    correlation (here recovered from se_average)."""
+    t = 2.0
+    first = uncertainty.Interval(0.6, 0.6 - t * 0.05, 0.6 + t * 0.05, 0.05, "x")
+    second = uncertainty.Interval(0.3, 0.3 - t * 0.02, 0.3 + t * 0.02, 0.02, "x")
+    for rho in (-0.5, 0.0, 0.8):
+        se = np.sqrt(0.05**2 + 0.02**2 + 2 * rho * 0.05 * 0.02) / 2
+        low, high = uncertainty.mover_average(first, second, se)
+        assert (low, high) == pytest.approx((0.45 - t * se, 0.45 + t * se))
+
+
+def test_mover_average_keeps_the_components_asymmetry_near_0_and_1():
+    """Newcombe's (1998) hybrid score interval is MOVER on two Wilson intervals; here for an
+    average: a share near 1 with a long lower side and one near 0 with a long upper side,
+    uncorrelated, give the square roots of the sums of squares on each side."""
+    high_share = uncertainty.Interval(0.98, 0.90, 0.995, 0.02, "Wilson")
+    low_share = uncertainty.Interval(0.02, 0.005, 0.10, 0.02, "Wilson")
+    se = np.sqrt(0.02**2 + 0.02**2) / 2  # uncorrelated
+    low, high = uncertainty.mover_average(high_share, low_share, se)
+    assert low == pytest.approx(0.5 - np.hypot(0.08, 0.015) / 2)
+    assert high == pytest.approx(0.5 + np.hypot(0.015, 0.08) / 2)

@@ -388,13 +388,16 @@ def _ssa_crossed(
     def bounds(part: pd.DataFrame) -> list[tuple[float, float]]:
         sens = pd.Series(part["sensible"].astype(float).to_numpy(), index=part["item"])
         spec = pd.Series(part["specific"].astype(float).to_numpy(), index=part["item"])
-        out = []
-        for score, slope in zip((sens, spec, (sens + spec) / 2), design.slopes, strict=True):
-            est = uncertainty.crossed_mean(
+        ests = [
+            uncertainty.crossed_mean(
                 score, slope, design.effects, columns=["s", "p"], level=level, proportion=True
             )
-            out.append((est.low * 100, est.high * 100))
-        return out
+            for score, slope in zip((sens, spec, (sens + spec) / 2), design.slopes, strict=True)
+        ]
+        # SSA from the two shares' own intervals (MOVER): near 0 and 1 its own symmetric
+        # interval rests on a few rare labels (a generic bot's; docs/statistics.md).
+        low, high = uncertainty.mover_average(ests[0], ests[1], ests[2].se)
+        return [(e.low * 100, e.high * 100) for e in ests[:2]] + [(low * 100, high * 100)]
 
     return bounds
 

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from annotation import signals
+from annotation.allocation import items_statistics_refresh
 from annotation.campaign_settings import CONTROLS, SETTINGS, settings_clean, value_clean
 from annotation.locks import campaign_lock
 from annotation.models import Campaign
@@ -157,6 +158,8 @@ def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
         raise Conflict("A campaign needs items before it can go live.")
     campaign.status = target
     campaign.save(update_fields=["status", "updated_at"])
+    if target == Campaign.Status.LIVE and not live_chat:
+        transaction.on_commit(items_statistics_refresh)  # the next-item plan needs them
     if target == Campaign.Status.FINISHED:
         signals.campaign_finished.send(Campaign, campaign=campaign)
     return campaign

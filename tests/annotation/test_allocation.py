@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.allocation import item_next, leases_purge_expired, leases_release
-from annotation.models import Assignment, Item, Judgment, Lease
+from annotation.models import Assignment, Campaign, Item, Judgment, Lease
 from annotation.services import (
     assignment_complete,
     assignment_start,
@@ -50,6 +50,26 @@ def test_a_worker_holding_no_lease_is_leased_an_item_in_one_statement(campaign):
     # A reload with the lease held takes the general path and gives the same item.
     assert item_next(assignment=assignment) == item
     assert Item.objects.get(pk=item.pk).claims == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_campaign_going_live_refreshes_the_items_statistics_for_its_plan():
+    """Without its items in the statistics the planner expected one item and read them all
+    (docs/architecture.md, "Allocation in one statement")."""
+    from annotation.services import campaign_set_status
+
+    campaign = CampaignFactory(status=Campaign.Status.DRAFT)
+    ItemFactory.create_batch(300, campaign=campaign)
+
+    def counted() -> float:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'annotation_item'")
+            return cursor.fetchone()[0]
+
+    before = counted()
+    campaign_set_status(campaign=campaign, status=Campaign.Status.LIVE)
+    assert before < 300 <= counted()
 
 
 @pytest.mark.postgres

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,15 +69,31 @@ def chat_difference(
     """Return the model's share of sensible turns minus the reference's, with the percentile
     interval of the difference of the two models' bootstraps over conversations
     (``cluster_bootstrap.cluster_bootstrap_means``, the report's per-model intervals)."""
+    return _chat_differences(model, reference, n_boot=n_boot, levels=(level,), seed=seed)[0]
+
+
+def _chat_differences(
+    model: tuple[np.ndarray, np.ndarray],
+    reference: tuple[np.ndarray, np.ndarray],
+    *,
+    n_boot: int,
+    levels: Sequence[float],
+    seed: int | None,
+) -> list[uncertainty.Interval]:
+    """``chat_difference`` at each of ``levels``, from one set of bootstrap draws."""
     seeds = np.random.SeedSequence(seed).generate_state(2)
     draws = [
         cluster_bootstrap_means(y[:, None], chat, n_boot=n_boot, seed=int(s))[:, 0]
         for (y, chat), s in zip((model, reference), seeds, strict=True)
     ]
     diff = draws[0] - draws[1]
-    low, high = np.nanpercentile(diff, [50 * (1 - level), 100 - 50 * (1 - level)])
     value = float(model[0].mean() - reference[0].mean())
-    return uncertainty.Interval(value, float(low), float(high), float(np.std(diff)), "chats")
+    se = float(np.std(diff))
+    out = []
+    for level in levels:
+        low, high = np.nanpercentile(diff, [50 * (1 - level), 100 - 50 * (1 - level)])
+        out.append(uncertainty.Interval(value, float(low), float(high), se, "chats"))
+    return out
 
 
 def chat_plan(
@@ -101,10 +118,12 @@ def chat_plan(
     for _ in range(studies):
         model = chat_labels(rng, design, design.sensible + difference)
         reference = chat_labels(rng, design, design.sensible)
-        draw = int(rng.integers(1 << 31))
-        shown, test = (
-            chat_difference(model, reference, n_boot=design.n_boot, level=at, seed=draw)
-            for at in (0.95, 1 - level)
+        shown, test = _chat_differences(
+            model,
+            reference,
+            n_boot=design.n_boot,
+            levels=(0.95, 1 - level),
+            seed=int(rng.integers(1 << 31)),
         )
         found += bool(test.low > 0)
         ses.append(shown.se)

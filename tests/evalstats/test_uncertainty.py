@@ -176,3 +176,18 @@ def test_mover_average_keeps_the_components_asymmetry_near_0_and_1():
     low, high = uncertainty.mover_average(high_share, low_share, se)
     assert low == pytest.approx(0.5 - np.hypot(0.08, 0.015) / 2)
     assert high == pytest.approx(0.5 + np.hypot(0.015, 0.08) / 2)
+
+
+def test_a_share_of_all_ones_is_not_widened_to_zero_by_rounding() -> None:
+    # 400 items all labelled 1: the weighted mean is 1 - 1e-16 in floating point, whose
+    # "effective size" p(1 - p) / se^2 was about 0 and the Wilson interval [0, 1].
+    rng = np.random.default_rng(0)
+    items = [f"r{i}" for i in range(400)]
+    raters = np.argsort(rng.random((400, 20)), axis=1)[:, :5].ravel()
+    slopes = pd.DataFrame({"item": np.repeat(items, 5), "rater": raters, "slope": 0.2})
+    effects = uncertainty.RaterEffects(np.array([[0.01]]), 10.0)
+    scores = pd.Series(1.0, index=items)
+    est = uncertainty.crossed_mean(scores, slopes, effects, proportion=True)
+    assert est.value < 1.0  # the rounding this is about
+    assert est.high == 1.0
+    assert 0.98 < est.low < 0.995  # Wilson's for 400 of 400 at t(10): about 0.988

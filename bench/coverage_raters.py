@@ -185,12 +185,10 @@ def chat_pool_studies(
         y = (rng.random(len(chat)) < p).astype(float)
         seed = int(rng.integers(1 << 31))
         for interval, method in (("auto", "workers"), ("units", "naive conversations")):
-            clusters, _ = cluster_bootstrap.chat_clusters(chat, worker[chat], interval)
-            draws = cluster_bootstrap.cluster_bootstrap_means(
-                y[:, None], clusters, n_boot=N_BOOT, seed=seed
-            )[:, 0]
-            low, high = np.quantile(draws, [0.025, 0.975])
-            yield "SSA interactive sensible", method, truth, low, high
+            bounds, _ = cluster_bootstrap.chat_shares_ci(
+                y[:, None], chat, worker[chat], n_boot=N_BOOT, seed=seed, interval=interval
+            )
+            yield "SSA interactive sensible", method, truth, *bounds[0]
 
 
 def designs() -> list[tuple[str, Callable[[np.random.Generator, int], Iterator[Result]]]]:

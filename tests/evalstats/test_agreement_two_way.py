@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from annotation.protocols.ssa import ssa_scores
 from evalstats import agreement, cluster_bootstrap
@@ -180,6 +181,27 @@ def test_chats_are_resampled_by_worker_when_workers_hold_several() -> None:
     assert cluster_bootstrap.chat_clusters(chats, fresh, "auto")[1] == cluster_bootstrap.CLUSTER
     assert cluster_bootstrap.chat_clusters(chats, pooled, "units")[1] == cluster_bootstrap.CLUSTER
     assert cluster_bootstrap.chat_clusters(chats, None, "auto")[1] == cluster_bootstrap.CLUSTER
+
+
+def test_a_share_over_few_workers_gets_a_t_interval_and_over_chats_a_percentile_one() -> None:
+    rng = np.random.default_rng(3)
+    chats = np.repeat(np.arange(40), 8)
+    workers = chats // 4  # 10 workers of 4 chats each
+    y = (rng.random(len(chats)) < 0.7).astype(float)[:, None]
+    bounds, method = cluster_bootstrap.chat_shares_ci(y, chats, workers, n_boot=400, seed=1)
+    low, high = bounds[0]
+    assert method == cluster_bootstrap.WORKERS
+    draws = cluster_bootstrap.cluster_bootstrap_means(y, workers, n_boot=400, seed=1)[:, 0]
+    # value -/+ t(9) sd sqrt(10 / 9): the percentile interval over 10 workers covered 85.3%.
+    half = stats.t.ppf(0.975, 9) * np.std(draws, ddof=1) * np.sqrt(10 / 9)
+    assert (low, high) == pytest.approx((y.mean() - half, y.mean() + half))
+    bounds, method = cluster_bootstrap.chat_shares_ci(
+        y, chats, chats, n_boot=400, seed=1, mean=True
+    )
+    assert method == cluster_bootstrap.CLUSTER
+    draws = cluster_bootstrap.cluster_bootstrap_means(y, chats, n_boot=400, seed=1)[:, 0]
+    assert bounds[0] == pytest.approx(tuple(np.percentile(draws, [2.5, 97.5])))
+    assert bounds[1] == bounds[0]  # the mean of one share is that share
 
 
 @pytest.mark.slow

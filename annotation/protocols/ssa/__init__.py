@@ -340,7 +340,7 @@ def ssa_scores(
         elif conversations is not None and n_boot:
             chats = conversations.reindex(part["item"]).fillna("").to_numpy()
             who = None if workers is None else workers.reindex(part["item"]).to_numpy()
-            bounds, row["ci_method"] = _chat_bounds(sens, spec, chats, who, n_boot, seed, tail)
+            bounds, row["ci_method"] = _chat_bounds(sens, spec, chats, who, n_boot, seed, level)
         elif n_boot:
             idx = rng.integers(0, len(part), (n_boot, len(part)))
             bounds = _percentiles(_ssa_triple(sens[idx], spec[idx]), tail)
@@ -361,16 +361,21 @@ def _chat_bounds(
     workers: np.ndarray | None,
     n_boot: int,
     seed: int,
-    tail: float,
+    level: float,
 ) -> tuple[list[tuple[float, float]], str]:
-    """Return the three shares' bounds by a bootstrap over conversations or, when workers
-    hold several chats, over workers (``cluster_bootstrap.chat_clusters``), and its name."""
-    clusters, method = cluster_bootstrap.chat_clusters(chats, workers)
-    shares = cluster_bootstrap.cluster_bootstrap_means(
-        np.column_stack([sens, spec]), clusters, n_boot=n_boot, seed=seed
+    """Return the three shares' bounds (in %) over conversations or, when workers hold
+    several chats, over workers (``cluster_bootstrap.chat_shares_ci``; SSA's from the mean
+    of the two shares' draws), and its name."""
+    bounds, method = cluster_bootstrap.chat_shares_ci(
+        np.column_stack([sens, spec]),
+        chats,
+        workers,
+        n_boot=n_boot,
+        seed=seed,
+        level=level,
+        mean=True,
     )
-    draws = np.column_stack([shares * 100, shares.mean(axis=1) * 100])
-    return _percentiles(draws, tail), method
+    return [(low * 100, high * 100) for low, high in bounds], method
 
 
 def _percentiles(draws: np.ndarray, tail: float) -> list[tuple[float, float]]:

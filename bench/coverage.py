@@ -1,6 +1,7 @@
 """Coverage of the reports' 95% intervals in simulated crowd studies with known truth.
 
-Run from the repository root: ``.venv/bin/python bench/coverage.py [--studies N] [--seed S]``.
+Run from the repository root: ``.venv/bin/python bench/coverage.py [--studies N] [--seed S]
+[--only TEXT] [--jobs J]``.
 For every statistic and design of issue #19 it simulates ``--studies`` studies, computes the
 report's default interval (evalstats.uncertainty, evalstats.ranking) and, where the report
 used to give another one, that older interval ("naive"), and prints the share of studies whose
@@ -10,15 +11,19 @@ is 1 when an exact binomial test says it is outside beyond Monte-Carlo error. Th
 are computed from the generating model (exactly by Gauss-Hermite quadrature, or from one very
 large simulated study for Fleiss' kappa). Issue #33's worker pools (kappa, alpha, % agreement,
 interactive SSA) are ``coverage_raters``'s designs, whose docstring states their truths. The
-default 100 studies take about 2 minutes of CPU (5 wall on a shared machine); 1000 ten times.
+default 100 studies take about 5 minutes of CPU; 1000 ten times (``--jobs 2`` halves the wall
+time on two cores). Each design draws its random numbers from the seed and its own name, so it
+prints the same numbers alone (``--only``), in parallel or in the whole suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import time
 import warnings
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
@@ -335,6 +340,40 @@ def suite() -> list[tuple[str, Callable[[np.random.Generator, int], Iterator[Res
     return designs + [d for module in extra for d in module.designs()]
 
 
+def _design_rows(design: str, studies: int, seed: int) -> tuple[list[str], int]:
+    """Return one design's printed rows and its failures (default intervals outside their band
+    beyond Monte-Carlo error). Its random numbers come from (seed, the design's name) alone, so
+    a design prints the same with ``--only``, ``--jobs`` or the whole suite."""
+    run = dict(suite())[design]
+    rng = np.random.default_rng([seed, zlib.crc32(design.encode())])
+    tallies: dict[str, Tally] = {}
+    for statistic, method, truth, low, high in run(rng, studies):
+        tallies.setdefault(statistic, Tally()).add(method, truth, low, high)
+    rows, failures = [], 0
+    for statistic, tally in tallies.items():
+        for method in tally.hits:
+            cover = tally.hits[method] / tally.total[method]
+            se = np.sqrt(cover * (1 - cover) / tally.total[method])
+            default = not method.startswith("naive")
+            low, high = BANDS.get(statistic, (0.93, 0.97))
+            flag, beyond = "", False
+            if default and not low <= cover <= high:
+                # A failure only if an exact binomial test (2.5% each side) rejects the
+                # target band: with few studies most excursions are Monte-Carlo noise.
+                hits, total = tally.hits[method], tally.total[method]
+                beyond = bool(
+                    stats.binom.sf(hits - 1, total, high) < 0.025
+                    or stats.binom.cdf(hits, total, low) < 0.025
+                )
+                flag = f"  <- outside {low:.1%}-{high:.1%}" + " (beyond MC error)" * beyond
+                failures += beyond
+            width = f"{np.nanmean(tally.width[method]):.3f}"
+            rows.append(
+                ROW.format(statistic, design, method, f"{cover:.1%}", f"{se:.1%}", width, flag)
+            )
+    return rows, failures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -352,43 +391,25 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="run only the designs whose name contains this text (e.g. Likert, SSA, BT)",
     )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="designs run in this many processes (default 1)"
+    )
     args = parser.parse_args(argv)
     if args.studies < 1:
         parser.error("--studies must be at least 1")
-    rng = np.random.default_rng(args.seed)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     started = time.perf_counter()
     print(ROW.format("statistic", "design", "method", "coverage", "± MC se", "width", ""))
+    designs = [name for name, _ in suite() if args.only in name]
+    work = partial(_design_rows, studies=args.studies, seed=args.seed)
     failures = 0
-    for design, run in suite():
-        if args.only and args.only not in design:
-            continue
-        tallies: dict[str, Tally] = {}
-        for statistic, method, truth, low, high in run(rng, args.studies):
-            tallies.setdefault(statistic, Tally()).add(method, truth, low, high)
-        for statistic, tally in tallies.items():
-            for method in tally.hits:
-                cover = tally.hits[method] / tally.total[method]
-                se = np.sqrt(cover * (1 - cover) / tally.total[method])
-                default = not method.startswith("naive")
-                low, high = BANDS.get(statistic, (0.93, 0.97))
-                flag, beyond = "", False
-                if default and not low <= cover <= high:
-                    # A failure only if an exact binomial test (2.5% each side) rejects the
-                    # target band: with few studies most excursions are Monte-Carlo noise.
-                    hits, total = tally.hits[method], tally.total[method]
-                    beyond = bool(
-                        stats.binom.sf(hits - 1, total, high) < 0.025
-                        or stats.binom.cdf(hits, total, low) < 0.025
-                    )
-                    flag = f"  <- outside {low:.1%}-{high:.1%}" + " (beyond MC error)" * beyond
-                    failures += beyond
-                width = f"{np.nanmean(tally.width[method]):.3f}"
-                print(
-                    ROW.format(statistic, design, method, f"{cover:.1%}", f"{se:.1%}", width, flag)
-                )
-        sys.stdout.flush()
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for rows, failed in pool.imap(work, designs):  # in the suite's order, as they finish
+            print("\n".join(rows), flush=True)
+            failures += failed
     seconds = time.perf_counter() - started
-    print(f"{args.studies} studies per design, seed {args.seed}, {seconds:.0f} s")
+    print(f"{args.studies} studies per design, seed {args.seed}, {args.jobs} jobs, {seconds:.0f} s")
     return 1 if failures else 0
 
 

@@ -382,8 +382,8 @@ def main(argv: list[str] | None = None) -> int:
         "--studies",
         type=int,
         default=100,
-        help="simulated studies per design (default 100, about a minute; 1000 for the issue's "
-        "table, about ten)",
+        help="simulated studies per design (default 100, about 5 minutes of CPU; 1000 for the "
+        "issue's table, ten times that)",
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(

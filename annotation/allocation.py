@@ -280,11 +280,15 @@ def lease_fulfil(*, lease: Lease, item: Item) -> None:
     elif fulfilled := bool(Lease.objects.filter(pk=lease.pk).delete()[0]):
         Item.objects.filter(pk=item.pk).update(judged=F("judged") + 1)
     if not fulfilled:
-        raise Conflict(
-            "Your time for this item ran out and it went back to the pool; "
-            "please continue with the next item."
-        )
+        raise Conflict(LEASE_GONE)
     item.judged += 1
+
+
+# A lease swept (its time ran out) before the answer that would have ended it.
+LEASE_GONE = (
+    "Your time for this item ran out and it went back to the pool; "
+    "please continue with the next item."
+)
 
 
 _FULFIL = """

@@ -59,24 +59,35 @@ def tally_add(
     """
     if level < 1 or judgments < 0:
         raise ValueError(f"A tallied pair has level >= 1 and judgments >= 0: {level}, {judgments}")
+    at = connection.ops.adapt_datetimefield_value(now)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            tally_upsert_sql("VALUES (%s, %s, %s, %s, 1, %s, %s, %s)"),
+            [campaign_id, *tally_key(worker_id, now), level, judgments, at, at],
+        )
+
+
+def tally_key(worker_id: int, now: datetime) -> tuple[Any, int]:
+    """The hour (adapted for the database) and shard a pair stored at ``now`` counts in."""
+    return connection.ops.adapt_datetimefield_value(hour_of(now)), worker_id % TALLY_SHARDS
+
+
+def tally_upsert_sql(rows: str) -> str:
+    """The UPSERT that adds ``rows`` (a VALUES list or a SELECT of campaign_id, hour, shard,
+    level, pairs, judgments, first_at, last_at) to the tallies: the one statement every
+    writer of tallies runs (``tally_add``, ``tallies_add``, and the answer's one statement on
+    PostgreSQL, ``services.judgments``)."""
     table = CampaignTally._meta.db_table
-    adapt = connection.ops.adapt_datetimefield_value
     least, greatest = ("LEAST", "GREATEST") if connection.vendor == "postgresql" else ("MIN", "MAX")
-    sql = f"""
+    return f"""
         INSERT INTO {table} (campaign_id, hour, shard, level, pairs, judgments, first_at, last_at)
-        VALUES (%s, %s, %s, %s, 1, %s, %s, %s)
+        {rows}
         ON CONFLICT (campaign_id, hour, shard, level) DO UPDATE SET
             pairs = {table}.pairs + EXCLUDED.pairs,
             judgments = {table}.judgments + EXCLUDED.judgments,
             first_at = {least}({table}.first_at, EXCLUDED.first_at),
             last_at = {greatest}({table}.last_at, EXCLUDED.last_at)
     """  # noqa: S608 -- the table name comes from the model, values are parameters
-    at = adapt(now)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql,
-            [campaign_id, adapt(hour_of(now)), worker_id % TALLY_SHARDS, level, judgments, at, at],
-        )
 
 
 def tallies_add(
@@ -98,18 +109,8 @@ def tallies_add(
         group[0] += 1
         group[1] += judgments
         group[2], group[3] = min(group[2], first), max(group[3], last)
-    table = CampaignTally._meta.db_table
     adapt = connection.ops.adapt_datetimefield_value
-    least, greatest = ("LEAST", "GREATEST") if connection.vendor == "postgresql" else ("MIN", "MAX")
-    sql = f"""
-        INSERT INTO {table} (campaign_id, hour, shard, level, pairs, judgments, first_at, last_at)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-        ON CONFLICT (campaign_id, hour, shard, level) DO UPDATE SET
-            pairs = {table}.pairs + EXCLUDED.pairs,
-            judgments = {table}.judgments + EXCLUDED.judgments,
-            first_at = {least}({table}.first_at, EXCLUDED.first_at),
-            last_at = {greatest}({table}.last_at, EXCLUDED.last_at)
-    """  # noqa: S608 -- the table name comes from the model, values are parameters
+    sql = tally_upsert_sql("VALUES (%s, %s, %s, %s, %s, %s, %s, %s)")
     rows = [
         [campaign_id, adapt(hour), shard, level, n, judgments, adapt(first), adapt(last)]
         for (hour, shard, level), (n, judgments, first, last) in sorted(groups.items())

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
@@ -192,13 +193,18 @@ def assignment_of_arrival(
     or if the worker has an open assignment under another session — a second arrival with
     the same worker id cannot take it over or return it; the first keeps working.
     """
-    current = Assignment.objects.filter(
-        campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
-    ).first()
+    # Both in one read: each condition matches at most one row (the campaign's unique
+    # constraints on the open assignment of a worker and on a provider session).
+    wanted = Q(worker=worker, status=Assignment.Status.ACCEPTED)
     if assignment_id:
-        assignment = Assignment.objects.filter(
-            campaign=campaign, provider_assignment_id=assignment_id
-        ).first()
+        wanted |= Q(provider_assignment_id=assignment_id)
+    found = list(Assignment.objects.filter(wanted, campaign=campaign)[:2])
+    current = next(
+        (a for a in found if a.worker_id == worker.pk and a.status == Assignment.Status.ACCEPTED),
+        None,
+    )
+    if assignment_id:
+        assignment = next((a for a in found if a.provider_assignment_id == assignment_id), None)
         if assignment is not None:
             if assignment.worker_id != worker.pk:
                 raise NotAllowed(gettext("This assignment belongs to another worker."))

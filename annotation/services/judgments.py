@@ -4,24 +4,31 @@ rater's (an LLM judge's), stored apart from every crowd counter."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
 from annotation import quality
-from annotation.allocation import item_claims, item_judged_unleased, lease_fulfil, leases_release
+from annotation.allocation import (
+    LEASE_GONE,
+    item_claims,
+    item_judged_unleased,
+    lease_fulfil,
+    leases_release,
+)
 from annotation.locks import assignment_lock, item_lock, item_lock_in
 from annotation.models import Assignment, Campaign, Item, Judgment, Lease, Worker
 from annotation.protocols import Protocol, registry
 from annotation.services.assignments import _transition
-from annotation.tallies import tally_add
+from annotation.tallies import tally_add, tally_key, tally_upsert_sql
 from evalsite.errors import Conflict, NotAllowed, NotFound
 
 
@@ -135,10 +142,7 @@ def _judgment_store(
             )
         )
     spent = max(0, int((now - lease.created_at).total_seconds() * 1000))
-    judgments = _write(item, locked, answered, spent, lease)
-    locked.last_activity_at = now
-    locked.items_done += 1
-    locked.save(update_fields=["last_activity_at", "items_done"])
+    judgments = _write(item, locked, answered, spent, lease, now)
     done = locked.items_done >= locked.items_target
     if done:
         _transition(locked, Assignment.Status.SUBMITTED, now)
@@ -165,7 +169,12 @@ def _assignment_answering(assignment: Assignment) -> Assignment:
 
 
 def _write(
-    item: Item, assignment: Assignment, answered: Answered, spent: int, lease: Lease | None
+    item: Item,
+    assignment: Assignment,
+    answered: Answered,
+    spent: int,
+    lease: Lease | None,
+    now: datetime,
 ) -> list[Judgment]:
     """Check and store one worker's answers to ``item``: the one place judgments are written.
 
@@ -173,7 +182,9 @@ def _write(
     the worker is not blocked) and checked that the worker has not answered the item. Every
     answer passes the same checks: the worker took the campaign's minimum time, and the
     protocol accepts the answers for this item. The item's counters and the campaign's
-    tallies change in the same transaction.
+    tallies change in the same transaction; an answer under a ``lease`` (a submission) ends
+    the lease and counts the item in the assignment (``items_done``, ``last_activity_at``),
+    a label in a chat (no lease) does not.
     """
     campaign, worker = assignment.campaign, assignment.worker
     quality.answer_time_check(campaign=campaign, spent_ms=spent)
@@ -183,7 +194,7 @@ def _write(
     shown = answered.protocol.presentation(
         answered.parameters, item.payload, presentation_seed(item=item, worker=worker)
     )
-    judgments = Judgment.objects.bulk_create(
+    judgments = [
         Judgment(
             item=item,
             worker=worker,
@@ -194,7 +205,12 @@ def _write(
             time_spent_ms=spent,
         )
         for question, value in answered.values.items()
-    )
+    ]
+    if lease is not None and _stored_in_one_statement(item, campaign):
+        _answer_store(judgments, lease, now)
+        return judgments
+    Judgment.objects.bulk_create(judgments)
+    stored_at = judgments[0].created_at  # the stored time, as a scan of the rows would see
     if lease is not None:
         lease_fulfil(lease=lease, item=item)
     else:
@@ -207,9 +223,86 @@ def _write(
             worker_id=worker.pk,
             level=_level(item, campaign),
             judgments=len(judgments),
-            now=judgments[0].created_at,  # the stored time, as a scan of the rows would see
+            now=stored_at,
         )
+    if lease is not None:
+        assignment.last_activity_at = now
+        assignment.items_done += 1
+        assignment.save(update_fields=["last_activity_at", "items_done"])
     return judgments
+
+
+def _stored_in_one_statement(item: Item, campaign: Campaign) -> bool:
+    """Whether an answer takes ``_ANSWER_STORE``'s one statement: on PostgreSQL, for a
+    non-gold item (a gold answer goes to ``quality.gold_record``) of a campaign that never
+    re-opened items (whose tally level is then a count, ``_level``)."""
+    return connection.vendor == "postgresql" and not item.is_gold and not campaign.topup_reopened
+
+
+# An answer's writes in one statement (PostgreSQL), as the general path of ``_write`` makes
+# them one by one: the lease's end and the item's ``judged + 1`` (``allocation.lease_fulfil``),
+# the judgments (the unique constraint on item, worker and question still refuses a second
+# copy: IntegrityError, as from ``bulk_create``), the pair's tally at the item's new level
+# (``tallies.tally_add``), the assignment's ``items_done + 1``. Nothing is written if the
+# lease is gone (swept): no row comes back, and the caller rolls the answer back.
+_ANSWER_STORE = """
+WITH gone AS (DELETE FROM {lease} WHERE id = %s RETURNING id),
+stored AS (
+    INSERT INTO {judgment} (item_id, worker_id, assignment_id, question, value, presentation,
+                            time_spent_ms, created_at)
+    SELECT %s, %s, %s, q.question, q.value, %s::jsonb, %s, %s
+    FROM unnest(%s::varchar[], %s::jsonb[]) AS q(question, value)
+    WHERE EXISTS (SELECT 1 FROM gone)
+    RETURNING id, question
+),
+judged AS (
+    UPDATE {item} SET judged = judged + 1 WHERE id = %s AND EXISTS (SELECT 1 FROM gone)
+    RETURNING judged
+),
+tallied AS ({tally}),
+counted AS (
+    UPDATE {assignment} SET items_done = items_done + 1, last_activity_at = %s
+    WHERE id = %s AND EXISTS (SELECT 1 FROM gone) RETURNING items_done
+)
+SELECT judged.judged, counted.items_done,
+       ARRAY(SELECT question FROM stored), ARRAY(SELECT id FROM stored)
+FROM judged, counted
+"""
+
+
+def _answer_store(judgments: list[Judgment], lease: Lease, now: datetime) -> None:
+    """Store an answer's ``judgments`` (unsaved, of one item, worker and assignment) under
+    ``lease`` in ``_ANSWER_STORE``'s one statement, setting their ids and the item's and the
+    assignment's counts; raise Conflict if the lease was released meanwhile, as
+    ``lease_fulfil`` does."""
+    first, stored_at = judgments[0], timezone.now()
+    item, assignment = first.item, first.assignment
+    sql = _ANSWER_STORE.format(
+        lease=Lease._meta.db_table,
+        judgment=Judgment._meta.db_table,
+        item=Item._meta.db_table,
+        assignment=Assignment._meta.db_table,
+        tally=tally_upsert_sql("SELECT %s, %s, %s, judged, 1, %s, %s, %s FROM judged"),
+    )
+    adapt = connection.ops.adapt_datetimefield_value
+    at = adapt(stored_at)
+    hour, shard = tally_key(first.worker_id, stored_at)
+    params = [lease.pk, item.pk, first.worker_id, assignment.pk]
+    params += [json.dumps(first.presentation), first.time_spent_ms, at]
+    params += [[j.question for j in judgments], [json.dumps(j.value) for j in judgments]]
+    params += [item.pk, assignment.campaign_id, hour, shard, len(judgments), at, at]
+    params += [adapt(now), assignment.pk]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        raise Conflict(LEASE_GONE)
+    item.judged, assignment.items_done, assignment.last_activity_at = row[0], row[1], now
+    ids = dict(zip(row[2], row[3], strict=True))
+    for judgment in judgments:
+        judgment.pk = ids[judgment.question]
+        judgment.created_at = stored_at
+        judgment._state.adding = False
 
 
 def _level(item: Item, campaign: Campaign) -> int:
@@ -255,7 +348,7 @@ def judgment_label(
             return SubmitResult(judgments=existing, created=False, assignment_done=False)
         locked = _assignment_answering(assignment)
         spent = max(0, int((now - shown_at).total_seconds() * 1000))
-        judgments = _write(locked_item, locked, answered, spent, None)
+        judgments = _write(locked_item, locked, answered, spent, None, now)
     return SubmitResult(judgments=judgments, created=True, assignment_done=False)
 
 

@@ -14,6 +14,7 @@ import redis
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation import ratelimits
 from annotation.services import assignment_authorise, assignment_token
@@ -30,8 +31,8 @@ ANSWERS = {"empathy": "4", "relevance": "3", "fluency": "5"}
 # is past the level's last item). The answer: 9 on PostgreSQL (13 before its lease came with
 # the item's lock, the blocks with the assignment's, and the lease's end became one
 # statement), 10 on SQLite.
-TASK_STATEMENTS = {"postgresql": 5, "sqlite": 11}
-ANSWER_STATEMENTS = {"postgresql": 9, "sqlite": 10}
+TASK_STATEMENTS = {"postgresql": 4, "sqlite": 10}
+ANSWER_STATEMENTS = {"postgresql": 6, "sqlite": 10}
 SANDBOX = "https://workersandbox.mturk.com"
 
 
@@ -179,3 +180,88 @@ def test_the_floor_page_answers_only_when_asked_for(client, campaign, settings, 
         page = client.get(url)
     assert page.status_code == 200 and campaign.name in page.content.decode()
     assert len(captured.captured_queries) == 1
+
+
+def _stored_by(campaign, worker_id: str) -> dict:
+    """Let a worker answer their first item (``judgment_submit``); return what it stored."""
+    from annotation.models import Assignment, Judgment, Lease
+    from annotation.services import judgment_submit, worker_visit
+
+    arrival = Arrival(provider="mturk", worker_id=worker_id, assignment_id=worker_id, hit_id="H")
+    visit = worker_visit(campaign=campaign, arrival=arrival)
+    item = visit.item
+    before = (item.judged, item.claims)
+    with CaptureQueriesContext(connection) as captured:
+        result = judgment_submit(assignment=visit.assignment, item_id=str(item.pk), answers=ANSWERS)
+    item.refresh_from_db()
+    rows = Judgment.objects.filter(worker=visit.assignment.worker).order_by("question")
+    assignment = Assignment.objects.get(pk=visit.assignment.pk)
+    return {
+        "returned": sorted((j.pk, j.question, j.value) for j in result.judgments),
+        "stored": sorted((j.pk, j.question, j.value) for j in rows),
+        "rows": [(j.item_id, j.assignment_id, j.presentation, j.time_spent_ms) for j in rows],
+        "item": (item.judged - before[0], item.claims - before[1]),
+        "assignment": (assignment.items_done, assignment.last_activity_at is not None),
+        "leases": Lease.objects.filter(worker=visit.assignment.worker).count(),
+        "visit": (item.pk, visit.assignment.pk),
+        "writes": [q["sql"] for q in captured.captured_queries if "INSERT INTO" in q["sql"]],
+    }
+
+
+@pytest.mark.postgres
+def test_an_answer_stored_in_one_statement_stores_what_the_general_path_stores(
+    campaign, monkeypatch
+):
+    from annotation.services import judgments
+    from annotation.tallies import campaign_tallies
+
+    one = _stored_by(campaign, "W1")
+    assert len(one["writes"]) == 1 and "counted AS" in one["writes"][0]  # judgments, tally: one
+    monkeypatch.setattr(judgments, "_stored_in_one_statement", lambda item, campaign: False)
+    general = _stored_by(campaign, "W2")
+    assert len(general["writes"]) == 2  # the judgments, then the tally
+    for stored in (one, general):
+        assert stored["returned"] == stored["stored"]  # the ids given back are the rows'
+        assert sorted((q, v) for _pk, q, v in stored["stored"]) == sorted(
+            (q, int(v)) for q, v in ANSWERS.items()
+        )
+        assert stored["item"] == (1, 0) and stored["assignment"] == (1, True)
+        assert stored["leases"] == 0
+    assert [row[2] for row in one["rows"]] == [row[2] for row in general["rows"]]
+    for stored in (one, general):  # one time spent an answer, the item's and assignment's rows
+        assert len({row[3] for row in stored["rows"]}) == 1
+        assert {row[:2] for row in stored["rows"]} == {stored["visit"]}
+    tally = campaign_tallies([campaign.pk], now=timezone.now())[campaign.pk]
+    assert (tally.done, tally.judgments) == (2, 2 * len(ANSWERS))
+
+
+@pytest.mark.postgres
+def test_an_answer_whose_lease_was_swept_stores_nothing(campaign):
+    from django.db import transaction
+
+    from annotation.models import Assignment, CampaignTally, Item, Judgment, Lease
+    from annotation.services import worker_visit
+    from annotation.services.judgments import _answer_store
+    from evalsite.errors import Conflict
+
+    arrival = Arrival(provider="mturk", worker_id="W1", assignment_id="A1", hit_id="H")
+    visit = worker_visit(campaign=campaign, arrival=arrival)
+    lease = Lease.objects.get(worker=visit.assignment.worker)
+    rows = [
+        Judgment(
+            item=visit.item,
+            worker=visit.assignment.worker,
+            assignment=visit.assignment,
+            question=question,
+            value=value,
+            time_spent_ms=5,
+        )
+        for question, value in ANSWERS.items()
+    ]
+    lease.delete()  # swept after the answer read it
+    with pytest.raises(Conflict), transaction.atomic():
+        _answer_store(rows, lease, visit.assignment.accepted_at)
+    assert not Judgment.objects.exists()
+    assert Item.objects.get(pk=visit.item.pk).judged == 0
+    assert Assignment.objects.get(pk=visit.assignment.pk).items_done == 0
+    assert not CampaignTally.objects.filter(campaign=campaign).exists()

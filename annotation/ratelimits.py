@@ -38,9 +38,16 @@ from django.shortcuts import render
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from annotation.campaign_cache import (
+    VERSION_KEY,
+    campaign_cached,
+    campaign_read,
+    new_version,
+    version_read,
+)
 from annotation.models import Campaign
 from evalsite.addresses import address_for_limits, client_address
-from evalsite.cache import counts_add
+from evalsite.cache import counts_add_reading
 from evalsite.errors import AnnotationError
 from providers import arrival_parse
 
@@ -78,9 +85,12 @@ def limits_of(campaign: Campaign) -> Limits:
     )
 
 
-def request_wait(request: HttpRequest, *, campaign: Campaign, action: str) -> int:
+def request_wait(
+    request: HttpRequest, *, campaign: Campaign, action: str
+) -> tuple[int, int | None]:
     """Count one ``action`` request to ``campaign``; return the seconds its sender must wait
-    when it is over a limit, else 0."""
+    when it is over a limit (else 0) and the campaigns' version, read in the same round trip
+    (``campaign_cache``; None without Redis)."""
     limits = limits_of(campaign)
     # created_at as well as the id: a test database that reuses ids never reuses both.
     scope = f"{action}:{campaign.pk}:{campaign.created_at.timestamp()}"
@@ -91,45 +101,62 @@ def request_wait(request: HttpRequest, *, campaign: Campaign, action: str) -> in
     worker = _worker(request)
     if limits.per_worker and worker:
         counters.append((f"{scope}:worker:{worker}:{address}", limits.per_worker))
-    if not counters:
-        return 0
     now = int(time.time())
     windows = [_window(name, now) for name, _limit in counters]
     keys = {
         _key(name, end): end - now + 1
         for (name, _limit), end in zip(counters, windows, strict=True)
     }
-    counts = counts_add(caches["default"], keys)
+    counts, version = counts_add_reading(
+        caches["default"], keys, read=VERSION_KEY, initial=new_version()
+    )
     waits = [
         end - now
         for (_name, limit), end, count in zip(counters, windows, counts, strict=True)
         if count > limit
     ]
-    return max(waits, default=0)
+    return max(waits, default=0), version
 
 
 def limited(action: str) -> Callable[[View], View]:
     """Decorate a worker view that takes the campaign's ``slug``: answer 429 to a request
     over the campaign's limits for ``action`` (``ARRIVE`` or ``SUBMIT``). The view gets the
-    campaign looked up here (``campaign``: None for an unknown slug, which the view answers),
-    so the hot path reads it once. The view and the 429 run in the campaign's language
-    (``Campaign.language``; the site's default for an unknown slug)."""
+    campaign found here (``campaign``: None for an unknown slug, which the view answers):
+    this process's copy when the campaigns' version, read with the counters, says it is
+    current (``campaign_cache``), else read again, so a steady page reads no campaign row.
+    The view and the 429 run in the campaign's language (``Campaign.language``; the site's
+    default for an unknown slug)."""
 
     def decorate(view: View) -> View:
         @wraps(view)
         def wrapper(request: HttpRequest, slug: str, *args: Any, **kwargs: Any) -> HttpResponse:
-            campaign = Campaign.objects.filter(slug=slug).first()
+            campaign, wait = _campaign_counted(request, slug, action)
             language = campaign.language if campaign else settings.LANGUAGE_CODE
             with translation.override(language):
-                if campaign is not None:
-                    wait = request_wait(request, campaign=campaign, action=action)
-                    if wait:
-                        return refused_response(request, seconds=wait, action=action)
+                if wait:
+                    return refused_response(request, seconds=wait, action=action)
                 return view(request, slug, *args, campaign=campaign, **kwargs)
 
         return wrapper
 
     return decorate
+
+
+def _campaign_counted(request: HttpRequest, slug: str, action: str) -> tuple[Campaign | None, int]:
+    """The campaign at ``slug`` (None if none) and the seconds the request must wait (its
+    rate limits counted). A copy whose tag is not the version read with the counters is read
+    again; the wait stays the one counted under the copy's limits (a change of limits applies
+    from the next request)."""
+    campaign, tag = campaign_cached(slug)
+    if campaign is None:
+        tag = version_read()
+        campaign = campaign_read(slug, tag)
+    if campaign is None:
+        return None, 0
+    wait, version = request_wait(request, campaign=campaign, action=action)
+    if version != tag:
+        campaign = campaign_read(slug, version)
+    return campaign, wait
 
 
 def refused_response(request: HttpRequest, *, seconds: int, action: str) -> HttpResponse:

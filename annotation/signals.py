@@ -27,3 +27,7 @@ housekeeping = Signal()
 # those whose items quoted the worker). An app erases the worker's data from its own rows of
 # those campaigns (``annotation.services.workers.id_replace``).
 worker_forgotten = Signal()
+# Campaign rows were changed by a queryset's ``update`` (``CampaignQuerySet``), which sends no
+# ``post_save``: the copies of campaigns that processes keep are stale
+# (``annotation.campaign_cache``).
+campaigns_updated = Signal()

@@ -27,6 +27,8 @@ script (``COUNT_SCRIPT``: ``INCR`` each key, ``EXPIRE`` it on its first count), 
 Django's ``add`` and ``incr`` cost three commands a counter (``SET NX``, ``EXISTS``,
 ``INCRBY``); while Redis is down, from the process's memory as every other call; on any other
 cache (tests' ``LocMemCache``) through the cache's own ``add`` and ``incr``.
+A call may also read one integer in the same round trip (``counts_add_reading``: the
+campaigns' version, ``annotation.campaign_cache``), set to a given value where Redis has none.
 """
 
 from __future__ import annotations
@@ -47,15 +49,26 @@ logger = logging.getLogger(__name__)
 FALLBACK_KEYS = 10_000  # keys this process keeps while Redis is down
 BREAKER_SECONDS = 5.0  # how long a process leaves Redis alone after an error
 
-# KEYS: the counters; ARGV[i]: the seconds KEYS[i] lives from its first count. Atomic, as
-# every script: a counter never exists without its expiry.
+# ARGV[1]: n, the counters; KEYS[1..n]: the counters, ARGV[1 + i]: the seconds KEYS[i] lives
+# from its first count. Atomic, as every script: a counter never exists without its expiry.
+# KEYS[n + 1], when given: a value read in the same round trip (set to ARGV[n + 2] if it has
+# none), returned after the counts.
 COUNT_SCRIPT = """
-local counts = {}
-for i, key in ipairs(KEYS) do
-  counts[i] = redis.call('INCR', key)
-  if counts[i] == 1 then redis.call('EXPIRE', key, ARGV[i]) end
+local n = tonumber(ARGV[1])
+local result = {}
+for i = 1, n do
+  result[i] = redis.call('INCR', KEYS[i])
+  if result[i] == 1 then redis.call('EXPIRE', KEYS[i], ARGV[i + 1]) end
 end
-return counts
+if #KEYS > n then
+  local value = redis.call('GET', KEYS[n + 1])
+  if not value then
+    value = ARGV[n + 2]
+    redis.call('SET', KEYS[n + 1], value)
+  end
+  result[n + 1] = value
+end
+return result
 """
 
 _pools: dict[tuple[str, str], redis.ConnectionPool] = {}
@@ -183,24 +196,36 @@ class OutageTolerantRedisCache(RedisCache):
     def clear(self) -> Any:
         return self._call("clear")
 
-    def counts_add(self, timeouts: dict[str, int]) -> list[int]:
+    def counts_add(
+        self, timeouts: dict[str, int], read: str | None = None, initial: int = 0
+    ) -> tuple[list[int], int | None]:
         """Add one to each counter of ``timeouts`` (key → the seconds it lives from its first
-        count); return the counts, in that order. One round trip to Redis (``COUNT_SCRIPT``);
-        from this process's memory while Redis is down."""
+        count); return the counts, in that order, and the integer at ``read`` (set to
+        ``initial`` where it has none). One round trip to Redis (``COUNT_SCRIPT``); while
+        Redis is down, the counts from this process's memory and None for ``read``."""
         if not self.breaker.is_open():
             try:
-                counts = self._counts_in_redis(timeouts)
+                counts = self._counts_in_redis(timeouts, read, initial)
             except RedisError as exc:
                 self.breaker.trip(exc)
             else:
                 self.breaker.close()
-                return counts
-        return [count_add(self.fallback, key, timeout) for key, timeout in timeouts.items()]
+                if read is None:
+                    return counts, None
+                return counts[:-1], counts[-1]
+        counts = [count_add(self.fallback, key, timeout) for key, timeout in timeouts.items()]
+        return counts, None
 
-    def _counts_in_redis(self, timeouts: dict[str, int]) -> list[int]:
+    def _counts_in_redis(
+        self, timeouts: dict[str, int], read: str | None, initial: int
+    ) -> list[int]:
         keys = [self.make_and_validate_key(key) for key in timeouts]
+        args: list[int] = [len(keys), *timeouts.values()]
+        if read is not None:
+            keys.append(self.make_and_validate_key(read))
+            args.append(initial)
         client = self._cache.get_client(keys[0], write=True)  # type: ignore[attr-defined]
-        counts = _count_script(client)(keys=keys, args=list(timeouts.values()), client=client)
+        counts = _count_script(client)(keys=keys, args=args, client=client)
         return [int(n) for n in counts]
 
 
@@ -230,8 +255,17 @@ def count_add(cache: BaseCache, key: str, timeout: int) -> int:
 def counts_add(cache: BaseCache, timeouts: dict[str, int]) -> list[int]:
     """Add one to each counter of ``timeouts`` (key → the seconds it lives from its first
     count) in ``cache``; return the counts. One round trip on ``OutageTolerantRedisCache``."""
-    if not timeouts:
-        return []
+    return counts_add_reading(cache, timeouts)[0]
+
+
+def counts_add_reading(
+    cache: BaseCache, timeouts: dict[str, int], read: str | None = None, initial: int = 0
+) -> tuple[list[int], int | None]:
+    """``counts_add``, and read the integer at ``read`` in the same round trip (set to
+    ``initial`` where it has none): None when ``cache`` is not Redis or Redis is down, for
+    what such a cache holds is this process's alone."""
     if isinstance(cache, OutageTolerantRedisCache):
-        return cache.counts_add(timeouts)
-    return [count_add(cache, key, timeout) for key, timeout in timeouts.items()]
+        if not timeouts and read is None:
+            return [], None
+        return cache.counts_add(timeouts, read, initial)
+    return [count_add(cache, key, timeout) for key, timeout in timeouts.items()], None

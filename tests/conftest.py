@@ -28,11 +28,16 @@ def _fresh_local_cache():
     """Forget the in-process cache after each test (rate-limit and arrival counters), as a
     fresh process would: on SQLite a rolled-back test's campaign ids come back. A Redis cache
     (REDIS_URL) is shared with the channel layer and is left alone: within a run PostgreSQL
-    never reuses an id, and each run has its own key prefix (tests/environment.py)."""
+    never reuses an id, and each run has its own key prefix (tests/environment.py). The
+    process's copies of campaigns (annotation.campaign_cache) go too: a rolled-back test's
+    campaign left no write behind that would have given the campaigns a new version."""
     yield
     from django.conf import settings
     from django.core.cache import cache
 
+    from annotation.campaign_cache import campaigns_forget
+
+    campaigns_forget()
     if settings.CACHES["default"]["BACKEND"].endswith("LocMemCache"):
         cache.clear()
 

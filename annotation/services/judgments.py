@@ -208,9 +208,19 @@ def _write(
     ]
     if lease is not None and _stored_in_one_statement(item, campaign):
         _answer_store(judgments, lease, now)
-        return judgments
+    else:
+        _answer_write(judgments, lease, now)
+    return judgments
+
+
+def _answer_write(judgments: list[Judgment], lease: Lease | None, now: datetime) -> None:
+    """Store an answer's ``judgments`` and count them, one write at a time (the general path
+    of ``_write``; ``_answer_store`` is the same in one statement)."""
     Judgment.objects.bulk_create(judgments)
-    stored_at = judgments[0].created_at  # the stored time, as a scan of the rows would see
+    first = judgments[0]
+    item, assignment, worker = first.item, first.assignment, first.worker
+    campaign = assignment.campaign
+    stored_at = first.created_at  # the stored time, as a scan of the rows would see
     if lease is not None:
         lease_fulfil(lease=lease, item=item)
     else:
@@ -229,7 +239,6 @@ def _write(
         assignment.last_activity_at = now
         assignment.items_done += 1
         assignment.save(update_fields=["last_activity_at", "items_done"])
-    return judgments
 
 
 def _stored_in_one_statement(item: Item, campaign: Campaign) -> bool:
@@ -287,7 +296,7 @@ def _answer_store(judgments: list[Judgment], lease: Lease, now: datetime) -> Non
     adapt = connection.ops.adapt_datetimefield_value
     at = adapt(stored_at)
     hour, shard = tally_key(first.worker_id, stored_at)
-    params = [lease.pk, item.pk, first.worker_id, assignment.pk]
+    params: list[Any] = [lease.pk, item.pk, first.worker_id, assignment.pk]
     params += [json.dumps(first.presentation), first.time_spent_ms, at]
     params += [[j.question for j in judgments], [json.dumps(j.value) for j in judgments]]
     params += [item.pk, assignment.campaign_id, hour, shard, len(judgments), at, at]

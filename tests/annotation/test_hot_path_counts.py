@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 import redis
+from django.core.cache import caches
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -26,12 +27,13 @@ from tests.test_redis_outage import PrivateRedis
 
 ANSWERS = {"empathy": "4", "relevance": "3", "fluency": "5"}
 # Measured, with the savepoint pair a test's transaction adds to the answer. The task page:
-# 5 on PostgreSQL (14 before allocation took one statement and the arrival's checks one
-# read); on SQLite 10 or 11 (the general allocation path: a second scan when the random rank
-# is past the level's last item). The answer: 9 on PostgreSQL (13 before its lease came with
-# the item's lock, the blocks with the assignment's, and the lease's end became one
-# statement), 10 on SQLite.
-TASK_STATEMENTS = {"postgresql": 4, "sqlite": 10}
+# 4 on PostgreSQL (14 before allocation took one statement and the arrival's checks one
+# read, and the assignment's two reads one); on SQLite 10 or 11 (the general allocation path:
+# a second scan when the random rank is past the level's last item). The answer: 6 on
+# PostgreSQL (13 before its lease came with the item's lock, the blocks with the
+# assignment's, and its writes became one statement), 10 on SQLite. With Redis, each one
+# less: the campaign comes from the process's copy (annotation.campaign_cache).
+TASK_STATEMENTS = {"postgresql": 4, "sqlite": 11}
 ANSWER_STATEMENTS = {"postgresql": 6, "sqlite": 10}
 SANDBOX = "https://workersandbox.mturk.com"
 
@@ -140,8 +142,9 @@ def answer_once(client, campaign) -> tuple[int, int]:
 def test_a_task_page_and_an_answer_take_at_most_the_statements_measured(client, campaign):
     answer_once(client, campaign)  # the worker's first page starts the assignment
     shown, sent = answer_once(client, campaign)
-    assert shown <= TASK_STATEMENTS[connection.vendor]
-    assert sent <= ANSWER_STATEMENTS[connection.vendor]
+    copied = isinstance(caches["default"], OutageTolerantRedisCache)  # no campaign read
+    assert shown <= TASK_STATEMENTS[connection.vendor] - copied
+    assert sent <= ANSWER_STATEMENTS[connection.vendor] - copied
 
 
 def test_an_answers_token_is_checked_without_a_query_and_still_refuses_others(campaign):

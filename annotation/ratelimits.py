@@ -4,7 +4,8 @@ Worker pages: each arrival (the task page, which also serves the chat page, and 
 screen) and each answer sent is counted per campaign, from one address and from one worker
 at that address, in fixed one-minute windows: counters in the cache, which is Redis when
 ``REDIS_URL`` is set, so that every web process counts together. Both counters of a request
-take one round trip (``evalsite.cache.counts_add``: one ``EVALSHA``); while Redis is down each
+take one round trip (``evalsite.cache.counts_add_reading``: one ``EVALSHA``, which also reads
+the campaigns' version for ``campaign_cache``); while Redis is down each
 process counts on its own, in a bounded memory (``evalsite.cache``). A request over a limit is
 answered 429 with ``Retry-After``, the seconds left in its window (``limited``). Each
 counter's window ends at its own second of the minute (from a hash of its key, as

@@ -20,7 +20,7 @@ from django.utils import timezone
 from annotation import ratelimits
 from annotation.services import assignment_authorise, assignment_token
 from evalsite import cache as evalsite_cache
-from evalsite.cache import OutageTolerantRedisCache, counts_add
+from evalsite.cache import OutageTolerantRedisCache, counts_add, counts_add_reading
 from providers import Arrival
 from tests.test_deploy import free_port
 from tests.test_redis_outage import PrivateRedis
@@ -78,6 +78,19 @@ def test_both_counters_take_one_round_trip_and_expire_in_their_own_redis(
     key_a, key_b = first.make_and_validate_key("a"), first.make_and_validate_key("b")
     assert int(raw.get(key_a)) == 2 and 0 < raw.ttl(key_a) <= 30 and 30 < raw.ttl(key_b) <= 50
     assert redis.Redis.from_url(f"{private_redis.url}/2").ttl(second.make_and_validate_key("a")) > 0
+
+
+def test_counters_and_a_value_read_take_one_round_trip_and_a_missing_value_is_set(
+    private_redis, monkeypatch
+):
+    cache = redis_cache(f"{private_redis.url}/1")
+    assert counts_add_reading(cache, {"a": 30}, read="v", initial=7) == ([1], 7)
+    sent = sent_commands(monkeypatch)
+    assert counts_add_reading(cache, {"a": 30, "b": 30}, read="v", initial=9) == ([2, 1], 7)
+    assert counts_add_reading(cache, {}, read="v", initial=9) == ([], 7)  # the value alone
+    assert sent == ["EVALSHA", "EVALSHA"]
+    cache.set("v", 11, timeout=None)  # as a write through the cache sets it
+    assert counts_add_reading(cache, {}, read="v") == ([], 11)
 
 
 def test_a_restarted_redis_gets_the_script_again(private_redis):

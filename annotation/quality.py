@@ -31,15 +31,8 @@ import numpy as np
 import pandas as pd
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import (
-    BooleanField,
-    Exists,
-    ExpressionWrapper,
-    OuterRef,
-    Q,
-    QuerySet,
-    Value,
-)
+from django.db.models import BooleanField, OuterRef, QuerySet, Value
+from django.db.models.expressions import RawSQL
 from django.utils.translation import gettext
 
 from annotation import signals
@@ -115,41 +108,59 @@ def _soft_blocks(campaign: Campaign, worker: Worker | OuterRef) -> QuerySet[Part
     )
 
 
-def _blocks(campaign: Campaign, worker: Worker | OuterRef) -> QuerySet[WorkerBlock]:
-    """The blocks that cover the worker in this campaign: the campaign's owner's own or a
-    global one (an admin's). Another researcher's block does not count here: researchers
-    decide for their studies."""
-    return WorkerBlock.objects.filter(
-        Q(owner=None) | Q(owner_id=campaign.owner_id), lifted_at=None
-    ).filter(worker=worker)  # type: ignore[misc]  # django-stubs: OuterRef is a valid value
+def blocked_sql(campaign: Campaign, worker: str) -> tuple[str, list[Any]]:
+    """Whether a block covers a worker in this campaign, as SQL and its parameters (``worker``:
+    the SQL of the worker's id): the campaign's owner's own block or a global one (an
+    admin's), not lifted. Another researcher's block does not count here: researchers decide
+    for their studies. The one statement of this rule: the ORM reads it through
+    ``workers_standing``, the hot path's statements as written (``evalsite.rows``)."""
+    table = WorkerBlock._meta.db_table
+    return (
+        f"EXISTS (SELECT 1 FROM {table} b WHERE b.worker_id = {worker} AND b.lifted_at IS NULL"
+        " AND (b.owner_id IS NULL OR b.owner_id = %s))",
+        [campaign.owner_id],
+    )
+
+
+def soft_blocked_sql(campaign: Campaign, worker: str) -> tuple[str, list[Any]]:
+    """Whether quality control stopped a worker in this campaign (``_soft_blocks``), as SQL
+    and its parameters, as ``blocked_sql``."""
+    table = Participation._meta.db_table
+    return (
+        f"EXISTS (SELECT 1 FROM {table} p WHERE p.campaign_id = %s AND p.soft_blocked"
+        f" AND p.worker_id = {worker})",
+        [campaign.pk],
+    )
 
 
 def workers_standing(*, campaign: Campaign) -> QuerySet[Worker]:
     """Workers with their standing in this campaign, read with them in one statement (an
     arrival's checks run on every page): ``blocked`` (``worker_block_applies``) and
     ``soft_blocked`` (``worker_soft_blocked``, which then asks nothing more)."""
-    here = OuterRef("pk")
+    here = f"{Worker._meta.db_table}.id"
     return Worker.objects.annotate(
         standing_in=Value(campaign.pk),
-        blocked=Exists(_blocks(campaign, here)),
-        soft_blocked=Exists(_soft_blocks(campaign, here)),
+        blocked=RawSQL(*blocked_sql(campaign, here), output_field=BooleanField()),
+        soft_blocked=RawSQL(*soft_blocked_sql(campaign, here), output_field=BooleanField()),
     )
 
 
-def exclusion(campaign: Campaign, worker: OuterRef) -> ExpressionWrapper:
-    """Whether a block or a soft block covers the worker ``worker`` refers to in this
-    campaign, as an expression read with the row that refers to them (an answer reads it with
-    its assignment's lock: one statement)."""
-    either = Q(Exists(_blocks(campaign, worker))) | Q(Exists(_soft_blocks(campaign, worker)))
-    return ExpressionWrapper(either, output_field=BooleanField())
+def exclusion_sql(campaign: Campaign, worker: str) -> tuple[str, list[Any]]:
+    """Whether a block or a soft block covers a worker in this campaign, as SQL and its
+    parameters (``worker``: the SQL of the worker's id): an answer reads it with its
+    assignment's lock, in one statement (``locks.assignment_lock``)."""
+    blocked, blocked_params = blocked_sql(campaign, worker)
+    soft, soft_params = soft_blocked_sql(campaign, worker)
+    return f"{blocked} OR {soft}", [*blocked_params, *soft_params]
 
 
 def worker_block_applies(*, campaign: Campaign, worker: Worker) -> bool:
-    """Tell whether a block covers this worker in this campaign (``_blocks``); a worker read
-    by ``workers_standing`` for this campaign carries the answer already."""
+    """Tell whether a block covers this worker in this campaign (``blocked_sql``); a worker
+    read by ``workers_standing`` for this campaign carries the answer already."""
     if getattr(worker, "standing_in", None) == campaign.pk:
         return bool(worker.blocked)  # type: ignore[attr-defined]
-    return _blocks(campaign, worker).exists()
+    standing = workers_standing(campaign=campaign).get(pk=worker.pk)
+    return bool(standing.blocked)  # type: ignore[attr-defined]
 
 
 def worker_stop_reason(*, campaign: Campaign, worker: Worker) -> str:

@@ -12,7 +12,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
@@ -154,9 +153,9 @@ def _judgment_store(
 def _assignment_answering(assignment: Assignment) -> Assignment:
     """Lock the assignment an answer is stored under (after its item) and refuse the answer
     if the assignment is closed, the study not live, or a block or a soft block covers the
-    worker here (``quality.exclusion``, read with the lock in one statement)."""
+    worker here (``quality.exclusion_sql``, read with the lock in one statement)."""
     locked = assignment_lock(
-        assignment, excluded=quality.exclusion(assignment.campaign, OuterRef("worker"))
+        assignment, excluded=quality.exclusion_sql(assignment.campaign, "a.worker_id")
     )
     locked.campaign, locked.worker = assignment.campaign, assignment.worker  # already loaded
     if locked.status != Assignment.Status.ACCEPTED:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from django.db import DatabaseError, connection, transaction
-from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from annotation import locks
@@ -242,8 +241,9 @@ def test_a_lock_leaves_the_rows_read_with_it_unlocked():
             lease.assignment_id,
         )
         assert _held(Item, item.pk) and not _held(Lease, lease.pk)
-        late = ExpressionWrapper(Q(pk__gt=0), output_field=BooleanField())
-        assert locks.assignment_lock(rows["assignment"], late=late).late is True
+        mine = ("a.worker_id = %s", [rows["worker"].pk])  # a condition read with the lock
+        assert locks.assignment_lock(rows["assignment"], excluded=mine).excluded is True
+        assert locks.assignment_lock(rows["assignment"]).excluded is False
         assert _held(Assignment, rows["assignment"].pk) and not _held(Campaign, rows["campaign"].pk)
     with transaction.atomic():  # no lease of the worker's; another campaign's item
         mine = locks.item_lock_in(rows["campaign"], rows["other"].pk, rows["worker"])

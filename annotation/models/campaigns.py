@@ -6,13 +6,12 @@ allocation.py. The database constraints are what make a duplicate judgment impos
 
 import secrets
 from decimal import Decimal
-from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotation.signals import campaigns_updated
+from annotation.models.querysets import CampaignQuerySet
 
 
 def protocol_choices() -> list[tuple[str, str]]:
@@ -30,15 +29,6 @@ def shuffle_new() -> int:
 def pseudonym_new() -> str:
     """Return a fresh random pseudonym; it is stored, so it stays stable for ever."""
     return "W" + secrets.token_hex(6).upper()
-
-
-class CampaignQuerySet(models.QuerySet["Campaign"]):
-    def update(self, **kwargs: Any) -> int:
-        """Update the rows and say so (``signals.campaigns_updated``): the copies that worker
-        pages keep (``annotation.campaign_cache``) are stale."""
-        rows = super().update(**kwargs)
-        campaigns_updated.send(sender=Campaign)
-        return rows
 
 
 class Campaign(models.Model):

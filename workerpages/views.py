@@ -136,7 +136,7 @@ def task(request: HttpRequest, slug: str, campaign: Campaign | None) -> HttpResp
         if arrival.preview:
             return _preview(request, campaign)
         arrival, worker = arrival_verify(campaign=campaign, arrival=arrival)
-        visit = worker_visit(campaign=campaign, arrival=arrival, worker=worker)
+        visit = worker_visit(campaign=campaign, arrival=arrival, worker=worker, arrived=True)
     except AnnotationError as exc:
         return refused(request, exc)
     return _render_visit(request, campaign, arrival, visit)

@@ -221,16 +221,21 @@ def assignment_start(
     provider_assignment_id: str = "",
     provider_hit_id: str = "",
     submit_to: str = "",
+    session_checked: bool = False,
+    new_worker: bool = False,
 ) -> Assignment:
     """Return the worker's open assignment in the campaign, creating it if needed.
 
     With a provider assignment id (MTurk), that assignment is returned if the worker owns it;
     an open assignment under another provider session is neither returned nor taken over:
     NotAllowed (the abandonment sweep releases it after its inactivity).
+    ``session_checked``: the caller found no assignment of that provider session
+    (``assignment_of_arrival``); ``new_worker``: the caller created the worker, who has no
+    open assignment to lock (a concurrent visit's is found by the unique constraint).
     """
     if not campaign.is_live:
         raise NotAllowed(gettext("This study is not open at the moment."))
-    if provider_assignment_id:
+    if provider_assignment_id and not session_checked:
         known = Assignment.objects.filter(
             campaign=campaign, provider_assignment_id=provider_assignment_id
         ).first()
@@ -239,7 +244,7 @@ def assignment_start(
                 raise NotAllowed(gettext("This assignment belongs to another worker."))
             return known
     with transaction.atomic():
-        current = assignment_lock_open(campaign, worker)
+        current = None if new_worker else assignment_lock_open(campaign, worker)
         if current is not None:
             if current.provider_assignment_id == provider_assignment_id:
                 return current
@@ -255,10 +260,14 @@ def assignment_start(
                     items_target=campaign.items_per_assignment,
                 )
         except IntegrityError:
-            # A concurrent request of the same worker created it first.
-            return Assignment.objects.get(
+            # A concurrent request created it first: the same worker's (two tabs), or another
+            # worker's under the same provider session.
+            mine = Assignment.objects.filter(
                 campaign=campaign, worker=worker, status=Assignment.Status.ACCEPTED
-            )
+            ).first()
+            if mine is None:
+                raise NotAllowed(gettext("This assignment belongs to another worker.")) from None
+            return mine
 
 
 # Allowed status changes. An open assignment ends as submitted, returned (by the worker) or

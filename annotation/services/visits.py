@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -28,6 +29,30 @@ def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
         raise InvalidParameters(gettext("Unknown provider %(name)s.") % {"name": repr(provider)})
     worker, _ = Worker.objects.get_or_create(provider=provider, external_id=external_id)
     return worker
+
+
+def _worker_arriving(
+    arrival: Arrival, campaign: Campaign, *, known_absent: bool
+) -> tuple[Worker, bool]:
+    """The arrival's worker, created on their first visit, and whether this call created
+    them. ``known_absent``: a read just found none, so create first (one statement) and read
+    only if a concurrent request created them meanwhile. A worker created here carries their
+    standing in ``campaign`` (``quality.workers_standing``: nothing blocks a new worker)."""
+    if not known_absent:
+        worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
+        return worker, False
+    if arrival.provider not in Worker.Provider.values:
+        raise InvalidParameters(
+            gettext("Unknown provider %(name)s.") % {"name": repr(arrival.provider)}
+        )
+    try:
+        with transaction.atomic():
+            worker = Worker.objects.create(provider=arrival.provider, external_id=arrival.worker_id)
+    except IntegrityError:  # a concurrent first visit created them
+        return Worker.objects.get(provider=arrival.provider, external_id=arrival.worker_id), False
+    worker.standing_in = campaign.pk  # type: ignore[attr-defined]
+    worker.blocked = worker.soft_blocked = False  # type: ignore[attr-defined]
+    return worker, True
 
 
 @dataclass(frozen=True)
@@ -61,33 +86,42 @@ def worker_visit(
     campaign: Campaign,
     arrival: Arrival,
     worker: Worker | None = None,
+    arrived: bool = False,
     now: datetime | None = None,
 ) -> Visit:
     """Start or continue the arriving worker's assignment and lease their next item.
 
     ``worker``: the arrival's worker as already read (``arrival_verify``), else read here
-    (and created on their first visit)."""
+    (and created on their first visit); ``arrived``: that read found no such worker, so they
+    are created here without another read, and a worker created by this visit has no block,
+    lease or assignment to look for (a launch's first pages: 5 statements fewer)."""
     now = now or timezone.now()
     if arrival.preview:
         raise NotAllowed(gettext("This is a preview: accept the HIT to start."))
+    new = False
     if worker is None:
-        worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
+        worker, new = _worker_arriving(arrival, campaign, known_absent=arrived)
     elif (worker.provider, worker.external_id) != (arrival.provider, arrival.worker_id):
         raise ValueError("worker_visit: the worker is not the arrival's")
     stop = quality.worker_stop_reason(campaign=campaign, worker=worker)
     if stop:
         return _visit_stopped(campaign, worker, stop, now)
-    assignment = assignment_of_arrival(
-        campaign=campaign, worker=worker, assignment_id=arrival.assignment_id
-    )
+    assignment = None
+    if arrival.assignment_id or not new:  # a provider session may be another worker's
+        assignment = assignment_of_arrival(
+            campaign=campaign, worker=worker, assignment_id=arrival.assignment_id
+        )
     if assignment is not None and not assignment.is_open:
         return Visit(kind="done", assignment=assignment)
     if assignment is None:
         if not campaign.is_live:
             raise NotAllowed(gettext("This study is not open at the moment."))
-        has_live_lease = Lease.objects.filter(
-            worker=worker, item__campaign=campaign, expires_at__gt=now
-        ).exists()
+        has_live_lease = (
+            not new
+            and Lease.objects.filter(
+                worker=worker, item__campaign=campaign, expires_at__gt=now
+            ).exists()
+        )
         if not has_live_lease and not items_available(campaign=campaign, worker=worker, now=now):
             return Visit(kind="nothing")
         arrival_admit(campaign=campaign, arrival=arrival, now=now)
@@ -97,6 +131,8 @@ def worker_visit(
             provider_assignment_id=arrival.assignment_id,
             provider_hit_id=arrival.hit_id,
             submit_to=arrival.submit_to,
+            session_checked=True,
+            new_worker=new,
         )
     if not campaign.is_live:
         raise NotAllowed(gettext("This study is paused or closed; your answers so far are saved."))

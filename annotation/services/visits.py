@@ -81,6 +81,34 @@ def _visit_stopped(campaign: Campaign, worker: Worker, stop: str, now: datetime)
     return Visit(kind="stopped", stop=stop)
 
 
+def _assignment_begin(
+    campaign: Campaign, arrival: Arrival, worker: Worker, *, new: bool, now: datetime
+) -> Assignment | None:
+    """Start the arriving worker's assignment (no assignment of theirs or of the arrival's
+    session is open); None when no item is left for them. ``new``: this visit created the
+    worker, who holds no lease and no assignment."""
+    if not campaign.is_live:
+        raise NotAllowed(gettext("This study is not open at the moment."))
+    has_live_lease = (
+        not new
+        and Lease.objects.filter(
+            worker=worker, item__campaign=campaign, expires_at__gt=now
+        ).exists()
+    )
+    if not has_live_lease and not items_available(campaign=campaign, worker=worker, now=now):
+        return None
+    arrival_admit(campaign=campaign, arrival=arrival, now=now)
+    return assignment_start(
+        campaign=campaign,
+        worker=worker,
+        provider_assignment_id=arrival.assignment_id,
+        provider_hit_id=arrival.hit_id,
+        submit_to=arrival.submit_to,
+        session_checked=True,
+        new_worker=new,
+    )
+
+
 def worker_visit(
     *,
     campaign: Campaign,
@@ -114,26 +142,9 @@ def worker_visit(
     if assignment is not None and not assignment.is_open:
         return Visit(kind="done", assignment=assignment)
     if assignment is None:
-        if not campaign.is_live:
-            raise NotAllowed(gettext("This study is not open at the moment."))
-        has_live_lease = (
-            not new
-            and Lease.objects.filter(
-                worker=worker, item__campaign=campaign, expires_at__gt=now
-            ).exists()
-        )
-        if not has_live_lease and not items_available(campaign=campaign, worker=worker, now=now):
+        assignment = _assignment_begin(campaign, arrival, worker, new=new, now=now)
+        if assignment is None:
             return Visit(kind="nothing")
-        arrival_admit(campaign=campaign, arrival=arrival, now=now)
-        assignment = assignment_start(
-            campaign=campaign,
-            worker=worker,
-            provider_assignment_id=arrival.assignment_id,
-            provider_hit_id=arrival.hit_id,
-            submit_to=arrival.submit_to,
-            session_checked=True,
-            new_worker=new,
-        )
     if not campaign.is_live:
         raise NotAllowed(gettext("This study is paused or closed; your answers so far are saved."))
     assignment.campaign, assignment.worker = campaign, worker  # spare reloading them

@@ -33,6 +33,11 @@ the server does. ``--think S`` makes each worker read and answer for a time draw
 seconds (log-normal, median S, p90 about 1.9 S), as people do; then the requests' times are
 what a crowd of that size waits for a page.
 
+``--burst N`` first sends N new workers' first pages at the same moment, each on a
+connection opened (untimed) before, as a study's launch does, and prints their p50, p99 and
+the web CPU a first page costs (target: 200 within 3 s at p99); each then answers its item
+(untimed), so no lease is left for the crowd phase's checks.
+
 ``--items 1000,100000`` runs each size in turn against the same server (one worker by
 default), and prints each size's GET p50 and its ratio to the smallest size's (target: within
 1.5× from 1,000 to 100,000 items).
@@ -147,6 +152,10 @@ def main() -> None:
         with web_server(args) as (base, log_path, server):
             health = asyncio.run(health_phase(base, server, workers, args.health_seconds))
             print_health(health, workers, args.web_concurrency)
+            if args.burst:
+                burst = asyncio.run(burst_phase(base, server, campaigns[0], f"b{run_id}-", args))
+                print_burst(burst, args.burst, args.web_concurrency)
+                failed = failed or burst.server_errors() > 0
             results = []
             for n, (size, campaign) in enumerate(zip(sizes, campaigns, strict=True)):
                 with ConnectionSampler(database_url) as connections:
@@ -180,6 +189,12 @@ def parse_args() -> argparse.Namespace:
         help="items in the campaign, or a comma-separated list of sizes run in turn (default 2000)",
     )
     parser.add_argument("--redundancy", type=int, default=3, help="workers per item (default 3)")
+    parser.add_argument(
+        "--burst",
+        type=int,
+        default=0,
+        help="new workers whose first pages are asked for at once before the crowd (default 0)",
+    )
     parser.add_argument(
         "--workers",
         type=int,
@@ -232,6 +247,8 @@ def parse_args() -> argparse.Namespace:
         parser.error("--duration must be in (0, 3600] and --health-seconds in (0, 600]")
     if not 0 <= args.think <= 600:
         parser.error("--think must be in [0, 600] seconds")
+    if not 0 <= args.burst <= 5000:
+        parser.error("--burst must be in [0, 5000] workers")
     if not re.fullmatch(r"\d+(,\d+)*", args.items) or "0" in args.items.split(","):
         parser.error("--items takes a size or a comma-separated list of sizes, e.g. 1000,100000")
     return args
@@ -435,6 +452,50 @@ async def health_phase(base: str, server: int, workers: int, seconds: float) -> 
     finally:
         await asyncio.gather(*(http.aclose() for http in clients))
     return stats
+
+
+async def burst_phase(
+    base: str, server: int, campaign, prefix: str, args: argparse.Namespace
+) -> Stats:
+    """``args.burst`` new workers ask for their first page at once, each on a connection
+    opened (by an untimed ``/health/``) before the clock starts; then each answers its item,
+    untimed, so that none holds a lease afterwards."""
+    stats = Stats()
+    clients = [client() for _ in range(args.burst)]
+    urls = [f"{base}/task/{campaign.slug}/?workerId={prefix}{n}" for n in range(args.burst)]
+    try:
+        await asyncio.gather(*(http.get(base + "/health/") for http in clients))
+        with cpu_meter(stats, server):
+            pages = await asyncio.gather(
+                *(
+                    timed(http, stats, "GET first page", "GET", url)
+                    for http, url in zip(clients, urls, strict=True)
+                )
+            )
+        rng = random.Random(0)
+        await asyncio.gather(
+            *(
+                answer(http, base, page, rng)
+                for http, page in zip(clients, pages, strict=True)
+                if page is not None
+            )
+        )
+    finally:
+        await asyncio.gather(*(http.aclose() for http in clients))
+    return stats
+
+
+async def answer(http: httpx.AsyncClient, base: str, page: httpx.Response, rng: random.Random):
+    """Answer the item of a task page with random choices (untimed)."""
+    form = FORM.search(page.text)
+    if page.status_code != 200 or form is None:
+        return
+    choices: dict[str, list[str]] = defaultdict(list)
+    for name, value in RADIO.findall(page.text):
+        choices[name].append(html.unescape(value))
+    answers = {name: rng.choice(values) for name, values in choices.items()}
+    data = {**dict(HIDDEN.findall(page.text)), **answers}
+    await http.post(base + html.unescape(form.group(1)), data=data)
 
 
 async def crowd_phase(
@@ -703,6 +764,17 @@ def print_health(stats: Stats, workers: int, web: int) -> None:
         f"{stats.seconds:.1f} s)"
     )
     print_cpu(stats, len(ms))
+
+
+def print_burst(stats: Stats, workers: int, web: int) -> None:
+    ms = stats.ms["GET first page"]
+    statuses = ", ".join(f"{s}: {n:,}" for s, n in sorted(stats.statuses.items()))
+    print(
+        f"launch burst: {workers} new workers' first pages at once (WEB_CONCURRENCY={web}), "
+        f"{stats.seconds:.2f} s: p50 {percentile(ms, 0.5):.0f} ms, p99 {percentile(ms, 0.99):.0f}"
+        f" ms, max {max(ms, default=0):.0f} ms (target: p99 under 3 s at 200); statuses {statuses}"
+    )
+    print_cpu(stats, stats.requests)
 
 
 def print_crowd(

@@ -105,7 +105,7 @@ def _instance(values: tuple[Any, ...]) -> Campaign:
     return Campaign.from_db("default", _FIELDS, fresh)
 
 
-def campaign_changed(**_kwargs: Any) -> None:
+def campaign_changed() -> None:
     """A campaign row was written: drop this process's copies and give the campaigns a new
     version now and again after the commit (see the module's docstring)."""
     _copies.clear()

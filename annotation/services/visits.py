@@ -25,34 +25,22 @@ from providers import Arrival
 
 def worker_get_or_create(*, provider: str, external_id: str) -> Worker:
     """Return the worker known to ``provider`` as ``external_id``, creating them once."""
+    return _worker_of(provider, external_id)[0]
+
+
+def _worker_of(provider: str, external_id: str, *, absent: bool = False) -> tuple[Worker, bool]:
+    """The worker known to ``provider`` as ``external_id`` and whether this call created them.
+    ``absent``: a read just found none, so create first (one statement) and read only if a
+    concurrent request created them meanwhile."""
     if provider not in Worker.Provider.values:
         raise InvalidParameters(gettext("Unknown provider %(name)s.") % {"name": repr(provider)})
-    worker, _ = Worker.objects.get_or_create(provider=provider, external_id=external_id)
-    return worker
-
-
-def _worker_arriving(
-    arrival: Arrival, campaign: Campaign, *, known_absent: bool
-) -> tuple[Worker, bool]:
-    """The arrival's worker, created on their first visit, and whether this call created
-    them. ``known_absent``: a read just found none, so create first (one statement) and read
-    only if a concurrent request created them meanwhile. A worker created here carries their
-    standing in ``campaign`` (``quality.workers_standing``: nothing blocks a new worker)."""
-    if not known_absent:
-        worker = worker_get_or_create(provider=arrival.provider, external_id=arrival.worker_id)
-        return worker, False
-    if arrival.provider not in Worker.Provider.values:
-        raise InvalidParameters(
-            gettext("Unknown provider %(name)s.") % {"name": repr(arrival.provider)}
-        )
+    if not absent:
+        return Worker.objects.get_or_create(provider=provider, external_id=external_id)
     try:
         with transaction.atomic():
-            worker = Worker.objects.create(provider=arrival.provider, external_id=arrival.worker_id)
+            return Worker.objects.create(provider=provider, external_id=external_id), True
     except IntegrityError:  # a concurrent first visit created them
-        return Worker.objects.get(provider=arrival.provider, external_id=arrival.worker_id), False
-    worker.standing_in = campaign.pk  # type: ignore[attr-defined]
-    worker.blocked = worker.soft_blocked = False  # type: ignore[attr-defined]
-    return worker, True
+        return Worker.objects.get(provider=provider, external_id=external_id), False
 
 
 @dataclass(frozen=True)
@@ -128,7 +116,10 @@ def worker_visit(
         raise NotAllowed(gettext("This is a preview: accept the HIT to start."))
     new = False
     if worker is None:
-        worker, new = _worker_arriving(arrival, campaign, known_absent=arrived)
+        worker, new = _worker_of(arrival.provider, arrival.worker_id, absent=arrived)
+        if new:  # their standing here, as ``quality.workers_standing`` reads it: nothing
+            worker.standing_in = campaign.pk  # type: ignore[attr-defined]
+            worker.blocked = worker.soft_blocked = False  # type: ignore[attr-defined]
     elif (worker.provider, worker.external_id) != (arrival.provider, arrival.worker_id):
         raise ValueError("worker_visit: the worker is not the arrival's")
     stop = quality.worker_stop_reason(campaign=campaign, worker=worker)

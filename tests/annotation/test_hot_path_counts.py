@@ -161,9 +161,10 @@ def test_a_task_page_and_an_answer_take_at_most_the_statements_measured(client, 
 
 
 # A worker's first page (the worker and the assignment are created), measured with the test's
-# savepoints: 12 on PostgreSQL, 13 without Redis (the campaign read), where it was 18; SQLite's
-# general allocation path takes more.
-FIRST_PAGE_STATEMENTS = {"postgresql": 13, "sqlite": 18}
+# savepoints: 12 on PostgreSQL, 13 without Redis (the campaign read), where it was 18; on
+# SQLite 18 or 19 (the general allocation path scans again when the random rank is past the
+# level's last item).
+FIRST_PAGE_STATEMENTS = {"postgresql": 13, "sqlite": 19}
 
 
 def test_a_workers_first_page_looks_up_nothing_a_worker_created_by_it_cannot_have(client, campaign):
